@@ -1,0 +1,161 @@
+"""The `syncadvisor` command: argument parsing and exit codes, no analysis.
+
+Exit codes (as ruff): 0 nothing found (or --exit-zero), 1 findings remain,
+2 bad usage, a missing path, a bad config or an internal error.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from dataclasses import replace
+from typing import List, Optional, Sequence
+
+from . import __version__
+from .config import ConfigError, Settings, load_settings, validate_codes
+from .engine import analyze_path, analyze_text, run_rules
+from .files import MissingPath, UnreadableSource, decode_source, discover
+from .report import FORMATTERS, text as text_report
+from .rules import all_rules, rules_by_code
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class UsageError(Exception):
+    pass
+
+
+def _codes_option(value: str) -> List[str]:
+    return [c.strip() for c in value.split(",") if c.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="syncadvisor",
+        description="Find wrong tf.Variable synchronization/aggregation choices before run time.")
+    parser.add_argument("--version", action="version", version=f"syncadvisor {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    check = sub.add_parser("check", help="check files and folders (default: .)")
+    check.add_argument("paths", nargs="*", metavar="PATH",
+                       help="files, folders, or - for standard input")
+    check.add_argument("--select", type=_codes_option, metavar="CODES",
+                       help="only these codes or prefixes (comma-separated)")
+    check.add_argument("--ignore", type=_codes_option, metavar="CODES", help="skip these")
+    check.add_argument("--extend-select", type=_codes_option, metavar="CODES",
+                       help="add these to the selection")
+    check.add_argument("--format", choices=sorted(FORMATTERS), default="text")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+    check.add_argument("--statistics", action="store_true", help="count findings per code")
+    check.add_argument("--config", metavar="FILE", help="a pyproject.toml to read settings from")
+    check.add_argument("--stdin-filename", metavar="NAME",
+                       help="the name to report (and match config against) for standard input")
+
+    rules = sub.add_parser("rules", help="list every rule")
+    rules.add_argument("--format", choices=("text", "json"), default="text")
+
+    explain = sub.add_parser("explain", help="what a rule checks, why, and how it fixes")
+    explain.add_argument("code", metavar="CODE")
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "check":
+            return _check(args)
+        if args.command == "rules":
+            return _rules(args)
+        if args.command == "explain":
+            return _explain(args)
+        parser.print_help()
+        return EXIT_ERROR
+    except (ConfigError, UsageError) as exc:
+        print(f"syncadvisor: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("syncadvisor: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_ERROR
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    start = args.stdin_filename or next((p for p in args.paths if p != "-"), None)
+    settings = load_settings(args.config, start)
+    changes = {}
+    for option in ("select", "ignore", "extend_select"):
+        value = getattr(args, option)
+        if value is not None:
+            changes[option] = tuple(validate_codes(value, f"--{option.replace('_', '-')}"))
+    return replace(settings, **changes)
+
+
+def _check(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    paths = args.paths or ["."]
+    results = []
+    if "-" in paths:
+        if len(paths) > 1:
+            raise UsageError("`-` (standard input) cannot be combined with other paths")
+        name = args.stdin_filename or "-"
+        if args.stdin_filename and settings.is_excluded(name):
+            return EXIT_CLEAN
+        try:
+            source = decode_source(sys.stdin.buffer.read())
+        except UnreadableSource as exc:
+            raise UsageError(f"standard input: {exc}") from None
+        results.append(analyze_text(source.text, name, settings))
+    else:
+        try:
+            files = list(discover(paths, settings))
+        except MissingPath as exc:
+            raise UsageError(f"{exc}: no such file or directory") from None
+        if not files:
+            print("syncadvisor: warning: no Python files found under the given paths",
+                  file=sys.stderr)
+        results = [analyze_path(p, settings) for p in files]
+    run = run_rules(results, settings)
+    out = sys.stdout
+    FORMATTERS[args.format](run.findings, out)
+    if args.statistics:
+        text_report.statistics(run.findings, out)
+    if args.format == "text":
+        out.write(text_report.summary(run.findings) + "\n")
+    if run.internal_error:
+        return EXIT_ERROR
+    if run.findings and not args.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def _rules(args: argparse.Namespace) -> int:
+    rules = all_rules()
+    if args.format == "json":
+        data = [{"code": r.code, "name": r.name, "severity": r.severity, "summary": r.summary,
+                 "fix": r.fix_availability} for r in rules]
+        json.dump(data, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return EXIT_CLEAN
+    width = max(len(r.name) for r in rules)
+    for r in rules:
+        fix = {"safe": "[*]", "sometimes": "[*]", "unsafe": "[~]"}.get(r.fix_availability or "", "   ")
+        sys.stdout.write(f"{r.code}  {fix}  {r.name:<{width}}  {r.severity:<7}  {r.summary}\n")
+    sys.stdout.write("\n[*] has a safe fix (sometimes only), [~] has an unsafe fix\n")
+    return EXIT_CLEAN
+
+
+def _explain(args: argparse.Namespace) -> int:
+    code = args.code.strip().upper()
+    rule = rules_by_code().get(code)
+    if rule is None:
+        raise UsageError(f"unknown rule code `{args.code}` (run `syncadvisor rules` for the list)")
+    sys.stdout.write(f"{rule.code} {rule.name} ({rule.severity})\n\n{rule.summary}\n\n")
+    sys.stdout.write(rule.documentation() + "\n")
+    return EXIT_CLEAN
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,219 @@
+"""`[tool.syncadvisor]` in pyproject.toml -> `Settings`; code selection.
+
+Unknown keys and bad values raise `ConfigError` naming the key (exit 2).
+"""
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python < 3.11 only
+    import tomli as tomllib
+
+TABLE = "syncadvisor"
+KERAS_CHOICES = ("auto", "2", "3")
+ASSUME_CHOICES = ("unknown", "mirrored", "none")
+_VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)?$")
+_CODE_PREFIX = re.compile(r"^[A-Z]{1,3}[0-9]{0,3}$")
+
+
+class ConfigError(Exception):
+    """A bad setting: the message names the key and the file."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    select: Tuple[str, ...] = ("TFS",)
+    ignore: Tuple[str, ...] = ()
+    extend_select: Tuple[str, ...] = ()
+    per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    exclude: Tuple[str, ...] = ()
+    target_tensorflow: Tuple[int, int] = (2, 21)
+    keras: str = "auto"
+    assume_strategy: str = "unknown"
+    root: str = field(default_factory=os.getcwd, compare=False)
+    source: Optional[str] = field(default=None, compare=False)  # the pyproject.toml used
+
+    def cache_key(self) -> str:
+        """What the per-file model depends on (selection does not change models)."""
+        return f"tf={self.target_tensorflow};keras={self.keras}"
+
+    def enabled(self, code: str, path: Optional[str] = None) -> bool:
+        selected = _longest_match(code, self.select + self.extend_select)
+        ignored = _longest_match(code, self.ignore + self._file_ignores(path))
+        if selected is None:
+            return False
+        return ignored is None or len(selected) > len(ignored)
+
+    def _file_ignores(self, path: Optional[str]) -> Tuple[str, ...]:
+        if not path or not self.per_file_ignores:
+            return ()
+        rel = relative_to_root(path, self.root)
+        codes: List[str] = []
+        for pattern, pattern_codes in self.per_file_ignores:
+            if path_matches(rel, pattern):
+                codes.extend(pattern_codes)
+        return tuple(codes)
+
+    def is_excluded(self, path: str) -> bool:
+        if not self.exclude:
+            return False
+        rel = relative_to_root(path, self.root)
+        return any(path_matches(rel, pattern) for pattern in self.exclude)
+
+
+def _longest_match(code: str, prefixes: Iterable[str]) -> Optional[str]:
+    best: Optional[str] = None
+    for prefix in prefixes:
+        p = "" if prefix == "ALL" else prefix
+        if code.startswith(p) and (best is None or len(p) > len(best)):
+            best = p
+    return best
+
+
+def relative_to_root(path: str, root: str) -> str:
+    try:
+        rel = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
+    except ValueError:  # another drive on Windows
+        rel = path
+    return rel.replace(os.sep, "/")
+
+
+def path_matches(rel: str, pattern: str) -> bool:
+    """Match like ruff/flake8: the whole relative path, its tail, or any component."""
+    pattern = pattern.replace(os.sep, "/").rstrip("/")
+    if pattern.startswith("./"):
+        pattern = pattern[2:]
+    if fnmatch.fnmatchcase(rel, pattern) or fnmatch.fnmatchcase(rel, pattern + "/*"):
+        return True
+    if "/" not in pattern:
+        return any(fnmatch.fnmatchcase(part, pattern) for part in rel.split("/"))
+    return fnmatch.fnmatchcase(rel, "*/" + pattern) or fnmatch.fnmatchcase(rel, "*/" + pattern + "/*")
+
+
+# --- loading -----------------------------------------------------------------
+
+def find_pyproject(start: Path) -> Optional[Path]:
+    """The nearest pyproject.toml with a [tool.syncadvisor] table, from `start` up."""
+    start = start.resolve()
+    directory = start if start.is_dir() else start.parent
+    for candidate in [directory, *directory.parents]:
+        path = candidate / "pyproject.toml"
+        if path.is_file():
+            try:
+                data = _read_toml(path)
+            except ConfigError:
+                raise
+            if TABLE in data.get("tool", {}):
+                return path
+    return None
+
+
+def _read_toml(path: Path) -> dict:
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def load_settings(config_file: Optional[str] = None, start: Optional[str] = None) -> Settings:
+    """Settings from `config_file`, or the nearest pyproject.toml above `start` (or cwd)."""
+    if config_file is not None:
+        path = Path(config_file)
+        if not path.is_file():
+            raise ConfigError(f"--config: {config_file}: no such file")
+        data = _read_toml(path)
+        table = data.get("tool", {}).get(TABLE, data if path.name != "pyproject.toml" else {})
+    else:
+        found = find_pyproject(Path(start) if start else Path.cwd())
+        if found is None:
+            return Settings()
+        path = found
+        table = _read_toml(path)["tool"][TABLE]
+    return settings_from_table(table, str(path.parent.resolve()), str(path))
+
+
+def settings_from_table(table: Mapping, root: str, source: str = "pyproject.toml") -> Settings:
+    where = f"{source}: [tool.{TABLE}]"
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{where} must be a table")
+    known = {"select", "ignore", "extend-select", "per-file-ignores", "exclude",
+             "target-tensorflow", "keras", "assume-strategy"}
+    unknown = sorted(set(table) - known)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key `{unknown[0]}` "
+                          f"(known: {', '.join(sorted(known))})")
+    settings = Settings(root=root, source=source)
+    values: Dict[str, object] = {}
+    for key in ("select", "ignore", "extend-select"):
+        if key in table:
+            values[key.replace("-", "_")] = tuple(validate_codes(table[key], f"{where} `{key}`"))
+    if "per-file-ignores" in table:
+        pfi = table["per-file-ignores"]
+        if not isinstance(pfi, Mapping):
+            raise ConfigError(f"{where} `per-file-ignores` must be a table of glob = [codes]")
+        values["per_file_ignores"] = tuple(
+            (str(glob), tuple(validate_codes(codes, f"{where} `per-file-ignores` \"{glob}\"")))
+            for glob, codes in pfi.items())
+    if "exclude" in table:
+        values["exclude"] = tuple(_string_list(table["exclude"], f"{where} `exclude`"))
+    if "target-tensorflow" in table:
+        values["target_tensorflow"] = parse_version(table["target-tensorflow"],
+                                                    f"{where} `target-tensorflow`")
+    if "keras" in table:
+        values["keras"] = _choice(table["keras"], KERAS_CHOICES, f"{where} `keras`")
+    if "assume-strategy" in table:
+        values["assume_strategy"] = _choice(table["assume-strategy"], ASSUME_CHOICES,
+                                            f"{where} `assume-strategy`")
+    return replace(settings, **values)  # type: ignore[arg-type]
+
+
+def _string_list(value: object, where: str) -> List[str]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where} must be a list of strings")
+    return list(value)
+
+
+def validate_codes(value: object, where: str) -> List[str]:
+    from .rules import all_codes  # late: rules import config-free modules only
+
+    codes = _string_list(value, where)
+    known = all_codes()
+    result = []
+    for code in codes:
+        code = code.strip().upper()
+        if code == "ALL":
+            result.append(code)
+            continue
+        if not _CODE_PREFIX.match(code) or not any(k.startswith(code) for k in known):
+            raise ConfigError(f"{where}: unknown rule code `{code}` "
+                              f"(run `syncadvisor rules` for the list)")
+        result.append(code)
+    return result
+
+
+def parse_version(value: object, where: str) -> Tuple[int, int]:
+    match = _VERSION.match(str(value).strip())
+    if not match:
+        raise ConfigError(f"{where} must look like \"2.21\", got {value!r}")
+    return int(match.group(1)), int(match.group(2))
+
+
+def _choice(value: object, choices: Sequence[str], where: str) -> str:
+    text = str(value)
+    if text not in choices:
+        raise ConfigError(f"{where} must be one of {', '.join(repr(c) for c in choices)}, "
+                          f"got {value!r}")
+    return text

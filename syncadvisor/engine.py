@@ -1,0 +1,161 @@
+"""Files -> findings: read, prefilter, parse once, model, link, run rules, suppress.
+
+Stage 1 (per file, independent, cacheable): source -> `FileResult` holding the
+`FileModel` (or a TFS900 finding) and the file's `# noqa` table.
+Stage 2 (the whole run): link the models, run every enabled rule over each
+linked file, drop suppressed and deselected findings, sort.
+"""
+from __future__ import annotations
+
+import ast
+import re
+import traceback
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Sequence
+
+import libcst as cst
+
+from . import __version__
+from .config import Settings
+from .files import SourceText, UnreadableSource, module_name, read_source
+from .findings import ERROR, Finding
+from .model import tfapi
+from .model.builder import build_model
+from .model.facts import FileModel
+from .model.project import Project
+from .rules import enabled_rules
+from .rules.base import RuleContext
+from .suppress import Suppressions, parse_suppressions
+
+PARSE_ERROR = "TFS900"
+PARSE_ERROR_NAME = "parse-error"
+
+# A file without any of these words cannot hold a variable site, an enum
+# reference or a strategy scope, so it is never parsed.
+PREFILTER = re.compile(
+    r"Variable|get_variable|get_local_variable|add_weight|add_variable|Synchronization"
+    r"|Aggregation|scope|Strategy|strategy"
+)
+
+
+@dataclass
+class FileResult:
+    path: str
+    model: Optional[FileModel] = None
+    suppressions: Suppressions = field(default_factory=Suppressions)
+    errors: List[Finding] = field(default_factory=list)  # TFS900: unreadable, unparsable
+    internal_error: bool = False
+
+
+def tool_error(path: str, message: str, line: int = 1, column: int = 1) -> Finding:
+    return Finding(path, line, column, line, column, PARSE_ERROR, PARSE_ERROR_NAME, ERROR, message)
+
+
+def rewrites_for(settings: Settings):
+    return tfapi.prefix_rewrites(tfapi.tf_keras_is_keras3(settings.target_tensorflow,
+                                                           settings.keras))
+
+
+def analyze_text(text: str, path: str, settings: Settings, module: Optional[str] = None
+                 ) -> FileResult:
+    """Stage 1 for one decoded source text."""
+    result = FileResult(path)
+    if not PREFILTER.search(text):
+        return result
+    result.suppressions = parse_suppressions(text)
+    try:
+        tree = cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        result.errors.append(_syntax_error(path, text, exc))
+        return result
+    except (RecursionError, MemoryError) as exc:  # pathological nesting
+        result.errors.append(tool_error(path, f"cannot parse: {type(exc).__name__}"))
+        return result
+    try:
+        result.model = build_model(tree, path, module or module_name(path), rewrites_for(settings))
+    except RecursionError:
+        result.errors.append(tool_error(path, "cannot analyse: the code is nested too deeply"))
+    except Exception as exc:  # noqa: BLE001 - one file's bug must not stop the run
+        result.errors.append(_internal(path, exc))
+        result.internal_error = True
+    return result
+
+
+def _syntax_error(path: str, text: str, exc: cst.ParserSyntaxError) -> Finding:
+    """Python's own message and position where it has one: libcst's point later."""
+    try:
+        ast.parse(text)
+    except SyntaxError as syntax:
+        if syntax.lineno:
+            return tool_error(path, f"cannot parse: {syntax.msg}", syntax.lineno,
+                              max(1, syntax.offset or 1))
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    return tool_error(path, f"cannot parse: {exc.message}".rstrip(), max(1, exc.raw_line),
+                      max(1, exc.raw_column + 1))
+
+
+def _internal(path: str, exc: BaseException) -> Finding:
+    where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    origin = f" at {where.filename.rsplit('/', 1)[-1]}:{where.lineno}" if where else ""
+    return tool_error(path, f"internal error while checking this file: "
+                            f"{type(exc).__name__}: {exc}{origin} (please report it)")
+
+
+def analyze_path(path: str, settings: Settings) -> FileResult:
+    try:
+        source = read_source(path)
+    except UnreadableSource as exc:
+        result = FileResult(path)
+        result.errors.append(tool_error(path, str(exc)))
+        return result
+    return analyze_text(source.text, path, settings)
+
+
+@dataclass
+class RunResult:
+    findings: List[Finding]
+    files: int
+    internal_error: bool = False
+
+
+def run_rules(results: Sequence[FileResult], settings: Settings) -> RunResult:
+    """Stage 2: link every model of the run, run the rules, filter, sort."""
+    models = [r.model for r in results if r.model is not None]
+    project = Project(models)
+    rules = enabled_rules(settings)
+    findings: List[Finding] = []
+    internal = any(r.internal_error for r in results)
+    for result in results:
+        findings.extend(f for f in result.errors if settings.enabled(f.code, result.path))
+        if result.model is None:
+            continue
+        file_findings: List[Finding] = []
+        try:
+            ctx = RuleContext(project.link(result.model), settings)
+            for rule in rules:
+                if not settings.enabled(rule.code, result.path):
+                    continue
+                file_findings.extend(rule.check(ctx.for_rule(rule)))
+        except Exception as exc:  # noqa: BLE001 - report, go on with the next file
+            file_findings = [_internal(result.path, exc)]
+            internal = True
+        sup = result.suppressions
+        findings.extend(f for f in file_findings if not sup.suppressed(f.code, f.line))
+    findings.sort(key=Finding.sort_key)
+    return RunResult(findings, len(results), internal)
+
+
+def check_paths(paths: Iterable[str], settings: Settings) -> RunResult:
+    results = [analyze_path(p, settings) for p in paths]
+    return run_rules(results, settings)
+
+
+def check_sources(sources: Dict[str, str], settings: Settings) -> RunResult:
+    """Check in-memory sources, keyed by path, as one run."""
+    results = [analyze_text(text, path, settings) for path, text in sources.items()]
+    return run_rules(results, settings)
+
+
+__all__ = ["analyze_text", "analyze_path", "run_rules", "check_paths", "check_sources",
+           "FileResult", "RunResult", "SourceText", "__version__"]

@@ -1,0 +1,199 @@
+"""Finding the files to check, and reading them without losing a byte.
+
+Folders are walked recursively (symlink loops are cut), honouring the config's
+`exclude` and `.gitignore` files; files named explicitly are checked even when
+they do not end in `.py`, but config excludes still apply (what pre-commit needs).
+"""
+from __future__ import annotations
+
+import codecs
+import io
+import os
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, List, Optional, Sequence, Tuple
+
+from .config import Settings, path_matches
+
+PYTHON_SUFFIXES = (".py", ".pyi")
+ALWAYS_SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".tox", ".nox",
+                                 ".venv", "venv", ".eggs", ".mypy_cache", ".pytest_cache",
+                                 ".ruff_cache", ".syncadvisor_cache", "node_modules"})
+
+
+class MissingPath(Exception):
+    pass
+
+
+@dataclass
+class SourceText:
+    """A decoded file, and what is needed to write it back byte for byte."""
+
+    text: str
+    encoding: str
+    bom: bool
+
+
+class UnreadableSource(Exception):
+    """The file cannot be read or decoded; the message says why."""
+
+
+def decode_source(data: bytes) -> SourceText:
+    bom = data.startswith(codecs.BOM_UTF8)
+    if b"\x00" in data[:8192]:
+        raise UnreadableSource("binary file (contains NUL bytes)")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        raise UnreadableSource(f"bad encoding declaration: {exc}") from None
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        raise UnreadableSource(f"cannot decode as {encoding}: {exc}") from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return SourceText(text, "utf-8" if encoding == "utf-8-sig" else encoding, bom)
+
+
+def read_source(path: str) -> SourceText:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise UnreadableSource(f"cannot read: {exc.strerror or exc}") from None
+    return decode_source(data)
+
+
+def encode_source(source: SourceText, text: str) -> bytes:
+    data = text.encode(source.encoding)
+    return codecs.BOM_UTF8 + data if source.bom else data
+
+
+# --- discovery -------------------------------------------------------------------
+
+class _GitIgnore:
+    """The subset of .gitignore that matters here: globs, `dir/`, `/anchored`, `!`."""
+
+    def __init__(self, base: Path, lines: Sequence[str]):
+        self.base = base
+        self.rules: List[Tuple[str, bool, bool]] = []  # pattern, negated, dir only
+        for raw in lines:
+            line = raw.rstrip("\n").rstrip()
+            if not line or line.startswith("#"):
+                continue
+            negated = line.startswith("!")
+            if negated:
+                line = line[1:]
+            dir_only = line.endswith("/")
+            line = line.strip("/") if line.startswith("/") or dir_only else line
+            self.rules.append((line, negated, dir_only))
+
+    def ignored(self, path: Path, is_dir: bool) -> Optional[bool]:
+        try:
+            rel = path.relative_to(self.base).as_posix()
+        except ValueError:
+            return None
+        verdict: Optional[bool] = None
+        for pattern, negated, dir_only in self.rules:
+            if dir_only and not is_dir:
+                continue
+            if path_matches(rel, pattern):
+                verdict = not negated
+        return verdict
+
+
+def _load_gitignore(directory: Path) -> Optional[_GitIgnore]:
+    path = directory / ".gitignore"
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return _GitIgnore(directory, handle.readlines())
+    except OSError:
+        return None
+
+
+def discover(paths: Sequence[str], settings: Settings) -> Iterator[str]:
+    """Files to check, in a stable order; raises MissingPath for a path that is not there."""
+    for raw in paths:
+        if not os.path.lexists(raw):
+            raise MissingPath(raw)
+    seen = set()
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            yield from _walk(path, settings, seen)
+        elif not settings.is_excluded(raw):
+            key = os.path.realpath(raw)
+            if key not in seen:
+                seen.add(key)
+                yield raw
+
+
+def _walk(top: Path, settings: Settings, seen: set) -> Iterator[str]:
+    ignores: List[_GitIgnore] = []
+    for parent in reversed([top.resolve(), *top.resolve().parents]):
+        gi = _load_gitignore(parent)
+        if gi is not None:
+            ignores.append(gi)
+    visited_dirs = set()
+
+    def is_ignored(path: Path, is_dir: bool, stack: List[_GitIgnore]) -> bool:
+        verdict = None
+        resolved = path.resolve() if path.is_symlink() else path.absolute()
+        for gi in stack:
+            result = gi.ignored(resolved, is_dir)
+            if result is not None:
+                verdict = result
+        return bool(verdict)
+
+    def walk(directory: Path, stack: List[_GitIgnore]) -> Iterator[str]:
+        try:
+            real = os.path.realpath(directory)
+        except OSError:
+            return
+        if real in visited_dirs:
+            return  # a symlink loop, or a folder reached twice
+        visited_dirs.add(real)
+        local = _load_gitignore(directory) if directory != top else None
+        if local is not None:
+            stack = stack + [local]
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError:
+            return
+        for entry in entries:
+            child = Path(entry.path)
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                continue
+            if is_dir:
+                if entry.name in ALWAYS_SKIPPED_DIRS or settings.is_excluded(entry.path):
+                    continue
+                if is_ignored(child, True, stack):
+                    continue
+                yield from walk(child, stack)
+            elif entry.name.endswith(PYTHON_SUFFIXES):
+                if settings.is_excluded(entry.path) or is_ignored(child, False, stack):
+                    continue
+                key = os.path.realpath(entry.path)
+                if key in seen:
+                    continue
+                seen.add(key)
+                yield entry.path
+
+    yield from walk(top, ignores)
+
+
+def module_name(path: str) -> str:
+    """Dotted module name from the packages (folders with __init__.py) around a file."""
+    p = Path(path)
+    parts = [] if p.name == "__init__.py" else [p.stem]
+    directory = p.absolute().parent
+    for _ in range(64):
+        if not (directory / "__init__.py").is_file():
+            break
+        parts.append(directory.name)
+        directory = directory.parent
+    parts.reverse()
+    return ".".join(parts) or p.stem

@@ -1,0 +1,70 @@
+"""What a check produces: findings, each with an optional fix made of text edits.
+
+Lines and columns here are 1-based, as every output format shows them; end
+positions are exclusive.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Tuple
+
+ERROR = "error"
+WARNING = "warning"
+INFO = "info"
+SEVERITIES = (ERROR, WARNING, INFO)
+
+SAFE = "safe"
+UNSAFE = "unsafe"
+
+
+@dataclass(frozen=True)
+class Edit:
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    content: str
+
+    def to_json(self) -> dict:
+        return {"line": self.line, "column": self.column, "end_line": self.end_line,
+                "end_column": self.end_column, "content": self.content}
+
+
+@dataclass(frozen=True)
+class Fix:
+    applicability: str  # SAFE or UNSAFE
+    message: str
+    edits: Tuple[Edit, ...]
+
+    def to_json(self) -> dict:
+        return {"applicability": self.applicability, "message": self.message,
+                "edits": [e.to_json() for e in self.edits]}
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    code: str
+    name: str
+    severity: str
+    message: str
+    fix: Optional[Fix] = None
+    cell: Optional[int] = field(default=None, compare=False)  # notebooks: 1-based cell
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.cell or 0, self.line, self.column, self.code)
+
+    def to_json(self) -> dict:
+        data = {
+            "path": self.path, "line": self.line, "column": self.column,
+            "end_line": self.end_line, "end_column": self.end_column, "code": self.code,
+            "name": self.name, "severity": self.severity, "message": self.message,
+            "fix": self.fix.to_json() if self.fix else None,
+        }
+        if self.cell is not None:
+            data["cell"] = self.cell
+        return data

@@ -1,0 +1,541 @@
+"""One pass over a libcst tree -> a `FileModel`.
+
+The walk records bindings, candidate calls, enum references and strategy scopes
+together with the scope they were written in; `finish` then resolves every name
+once, against the complete binding tables, and drops the scopes. Rules never see
+the tree.
+"""
+from __future__ import annotations
+
+import re
+from typing import List, Optional, Sequence, Tuple
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from . import tfapi
+from .facts import (
+    BOOL, CALL, FLOAT, INT, NONE, OTHER, QNAME, STR,
+    Argument, Bound, CallEdge, ClassInfo, CreationCall, EnumRef, FileModel, FunctionInfo,
+    ScopeEntry, Span, Value,
+)
+from .names import CLASS, COMPREHENSION, FUNCTION, MODULE, Binding, NameResolver, PendingRef, Scope
+
+_MEMBER_LIKE = re.compile(r"^[A-Z][A-Z0-9_]*$")
+_MAX_VALUE_DEPTH = 2
+_KERAS_IMPORT_FAMILIES = (("tf_keras", tfapi.KERAS2), ("keras", tfapi.KERAS3))
+
+
+def dotted_parts(node: cst.BaseExpression) -> Optional[Tuple[str, ...]]:
+    """('a', 'b', 'c') for `a.b.c`; None for anything that is not a plain dotted name."""
+    parts: List[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        parts.reverse()
+        return tuple(parts)
+    return None
+
+
+class _Function:
+    """Walk state for one function, or for the module (id None)."""
+
+    __slots__ = ("id", "self_name", "klass", "scopes", "info")
+
+    def __init__(self, id_: Optional[str], self_name: Optional[str], klass: Optional[str],
+                 info: Optional[FunctionInfo]):
+        self.id = id_
+        self.self_name = self_name  # the name of `self` in a method (or its closures)
+        self.klass = klass
+        self.scopes: List[int] = []  # open `with X.scope()` entries, innermost last
+        self.info = info
+
+
+class ModelBuilder(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, path: str, module: str, resolver: NameResolver):
+        super().__init__()
+        self.model = FileModel(path=path, module=module)
+        self._resolver = resolver
+        self._module_scope = Scope(MODULE, None)
+        self._scope = self._module_scope
+        self._seq = 0
+        self._functions: List[_Function] = [_Function(None, None, None, None)]
+        self._classes: List[ClassInfo] = []
+        self._qualname: List[str] = []
+        self._module_node: Optional[cst.Module] = None
+        # Resolved in `finish`, once every binding is known.
+        self._pending_values: List[Tuple[Value, PendingRef]] = []
+        self._pending_bounds: List[Tuple[Bound, PendingRef]] = []
+        self._pending_names: List[Tuple[PendingRef, Bound]] = []
+        self._pending_creations: List[Tuple[CreationCall, Optional[PendingRef]]] = []
+        self._pending_enum_refs: List[Tuple[PendingRef, str, Span, Span, str]] = []
+        self._pending_bases: List[Tuple[ClassInfo, List[PendingRef]]] = []
+        self._keras_imports: set = set()
+        # Local names that may stand for a variable-creating callable (`Variable as V`).
+        self._creation_aliases: set = set()
+
+    # --- small helpers -------------------------------------------------------
+
+    def _span(self, node: cst.CSTNode) -> Span:
+        r = self.get_metadata(PositionProvider, node)
+        return Span(r.start.line, r.start.column, r.end.line, r.end.column)
+
+    def _next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def _ref(self, parts: Tuple[str, ...]) -> PendingRef:
+        return PendingRef(self._scope, self._next_seq(), parts)
+
+    def _code(self, node: cst.CSTNode) -> str:
+        assert self._module_node is not None
+        return self._module_node.code_for_node(node)
+
+    @property
+    def _fn(self) -> _Function:
+        return self._functions[-1]
+
+    def _is_self(self, node: cst.BaseExpression) -> bool:
+        fn = self._fn
+        return (isinstance(node, cst.Name) and fn.self_name is not None
+                and fn.klass is not None and node.value == fn.self_name)
+
+    # --- bindings ------------------------------------------------------------
+
+    def _bind(self, name: str, bound: Bound, alias: Optional[Tuple[str, ...]] = None) -> None:
+        binding = Binding(self._next_seq(), bound, alias, self._scope if alias else None)
+        self._scope.bind(name, binding)
+        target = alias[-1] if alias else (bound.qname or "").rpartition(".")[2]
+        if target in tfapi.CREATION_CALLEE_NAMES and target != name:
+            self._creation_aliases.add(name)
+
+    def _bind_local(self, name: str) -> None:
+        self._bind(name, Bound("local", text=name))
+
+    def _bind_target(self, target: cst.BaseExpression, value: Optional[cst.BaseExpression]) -> None:
+        """Bind an assignment target; `value` is its right-hand side when it gets one value."""
+        if isinstance(target, cst.Name):
+            parts = dotted_parts(value) if value is not None else None
+            if parts is not None:  # an alias such as `S = tf.VariableSynchronization`
+                self._bind(target.value, Bound("qname", text=target.value,
+                                               span=self._span(value)), alias=parts)
+            else:
+                self._bind(target.value, self._bound_for(value, target.value))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._bind_target(element.value, None)
+        elif isinstance(target, cst.StarredElement):
+            self._bind_target(target.value, None)
+        elif isinstance(target, cst.Attribute) and self._is_self(target.value):
+            klass = self.model.classes.get(self._fn.klass or "")
+            if klass is not None:
+                bound = self._bound_for(value, "self." + target.attr.value)
+                klass.attrs.setdefault(target.attr.value, []).append(bound)
+
+    def _bound_for(self, value: Optional[cst.BaseExpression], text: str) -> Bound:
+        """What a name bound to `value` is: a qualified name, a call's result, or local."""
+        if value is None:
+            return Bound("local", text=text)
+        span = self._span(value)
+        parts = dotted_parts(value)
+        if parts is not None:
+            if len(parts) == 1:
+                # A plain name: it is bound to whatever that name is bound to.
+                bound = Bound("names", text=text, span=span)
+                self._pending_names.append((self._ref(parts), bound))
+                return bound
+            bound = Bound("qname", text=text, span=span)
+            self._pending_bounds.append((bound, self._ref(parts)))
+            return bound
+        if isinstance(value, cst.Call):
+            func = value.func
+            if isinstance(func, cst.Attribute) and self._is_self(func.value):
+                return Bound("method", qname=self._fn.klass, attr=func.attr.value, text=text,
+                             span=span)
+            func_parts = dotted_parts(func)
+            if func_parts is not None:
+                bound = Bound("call", text=text, span=span)
+                self._pending_bounds.append((bound, self._ref(func_parts)))
+                return bound
+        return Bound("local", text=text, span=span)
+
+    # --- values --------------------------------------------------------------
+
+    def _value(self, node: cst.BaseExpression, depth: int = 0) -> Value:
+        span = self._span(node)
+        if isinstance(node, cst.Name) and node.value in ("None", "True", "False"):
+            if node.value == "None":
+                return Value(NONE, "None", span)
+            return Value(BOOL, node.value, span, literal=node.value == "True")
+        parts = dotted_parts(node)
+        if parts is not None:
+            value = Value(QNAME, ".".join(parts), span)
+            if len(parts) > 1:
+                value.prefix_text = ".".join(parts[:-1])
+            self._pending_values.append((value, self._ref(parts)))
+            return value
+        if isinstance(node, cst.SimpleString):
+            try:
+                literal = node.evaluated_value
+            except Exception:  # noqa: BLE001 - odd prefixes stay opaque
+                literal = None
+            if isinstance(literal, str):
+                return Value(STR, node.value, span, literal=literal)
+        elif isinstance(node, cst.Integer):
+            return Value(INT, node.value, span, literal=_int(node.value))
+        elif isinstance(node, cst.Float):
+            return Value(FLOAT, node.value, span)
+        elif (isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)
+              and isinstance(node.expression, (cst.Integer, cst.Float))):
+            inner = self._value(node.expression, depth)
+            inner.span, inner.text = span, self._code(node)
+            if isinstance(inner.literal, int):
+                inner.literal = -inner.literal
+            return inner
+        elif isinstance(node, cst.Call) and depth < _MAX_VALUE_DEPTH:
+            value = Value(CALL, self._code(node), span)
+            func_parts = dotted_parts(node.func)
+            if func_parts is not None:
+                self._pending_values.append((value, self._ref(func_parts)))
+            positional, keywords = [], []
+            for arg in node.args:
+                if arg.star:
+                    continue
+                if arg.keyword is None:
+                    positional.append(self._value(arg.value, depth + 1))
+                else:
+                    keywords.append((arg.keyword.value, self._value(arg.value, depth + 1)))
+            value.args, value.kwargs = tuple(positional), tuple(keywords)
+            return value
+        return Value(OTHER, self._code(node), span)
+
+    # --- module and imports --------------------------------------------------
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._module_node = node
+        self.model.newline = node.default_newline
+        line = 1
+        for statement in node.body:
+            if not _is_preamble(statement):
+                line = self._span(statement).line
+                break
+            line = self._span(statement).end_line + 1
+        self.model.import_line = line
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        for alias in node.names:
+            full = ".".join(dotted_parts(alias.name) or ())
+            self._note_keras_import(full)
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self._bind(alias.asname.name.value, Bound("qname", full, text=full))
+            else:
+                head = full.split(".", 1)[0]
+                self._bind(head, Bound("qname", head, text=head))
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        module = ".".join(dotted_parts(node.module) or ()) if node.module is not None else ""
+        if node.relative:
+            module = self._absolute(len(node.relative), module)
+        self._note_keras_import(module)
+        if isinstance(node.names, cst.ImportStar):
+            return False
+        for alias in node.names:
+            name = ".".join(dotted_parts(alias.name) or ())
+            full = f"{module}.{name}" if module else name
+            self._note_keras_import(full)
+            local = name
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            self._bind(local, Bound("qname", full, text=local))
+        return False
+
+    def _absolute(self, level: int, module: str) -> str:
+        package = self.model.module.split(".")
+        if not self.model.path.endswith("__init__.py"):
+            package = package[:-1]
+        drop = level - 1
+        package = package[: len(package) - drop] if drop <= len(package) else []
+        return ".".join(package + ([module] if module else []))
+
+    def _note_keras_import(self, full: str) -> None:
+        canonical = self._resolver.canonical(full)
+        for prefix, family in _KERAS_IMPORT_FAMILIES:
+            if canonical == prefix or canonical.startswith(prefix + "."):
+                self._keras_imports.add(family)
+
+    # --- classes, functions, lambdas, comprehensions ---------------------------
+
+    def _qualified(self, name: str) -> str:
+        return ".".join([self.model.module] + self._qualname + [name])
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        class_id = self._qualified(node.name.value)
+        self._bind(node.name.value, Bound("qname", class_id, text=node.name.value))
+        info = ClassInfo(class_id, node.name.value, (), self._span(node.name))
+        self.model.classes[class_id] = info
+        refs = [self._ref(parts) for parts in
+                (dotted_parts(b.value) for b in node.bases if b.keyword is None) if parts]
+        self._pending_bases.append((info, refs))
+        self._classes.append(info)
+        self._qualname.append(node.name.value)
+        self._scope = Scope(CLASS, self._scope)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._pop_scope()
+        self._qualname.pop()
+        self._classes.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        name = node.name.value
+        function_id = self._qualified(name)
+        self._bind(name, Bound("qname", function_id, text=name))
+        params = _param_names(node.params)
+        in_class = self._scope.kind == CLASS and bool(self._classes)
+        if in_class:
+            klass: Optional[str] = self._classes[-1].id
+            self_name = params[0] if params and not _is_static(node) else None
+            self._classes[-1].methods += (name,)
+        else:  # a nested function sees the `self` of the method around it
+            klass, self_name = self._fn.klass, self._fn.self_name
+        info = FunctionInfo(function_id, name, klass if in_class else None, self._span(node.name))
+        self.model.functions[function_id] = info
+        self._scope = Scope(FUNCTION, self._scope)
+        self._qualname.extend([name, "<locals>"])
+        for param in params:
+            self._bind_local(param)
+        self._functions.append(_Function(function_id, self_name, klass, info))
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._functions.pop()
+        del self._qualname[-2:]
+        self._pop_scope()
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self._scope = Scope(FUNCTION, self._scope)
+        for param in _param_names(node.params):
+            self._bind_local(param)
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self._pop_scope()
+
+    def _enter_comprehension(self, node: cst.CSTNode) -> None:
+        self._scope = Scope(COMPREHENSION, self._scope)
+
+    def _leave_comprehension(self, original_node: cst.CSTNode) -> None:
+        self._pop_scope()
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _enter_comprehension
+    leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _leave_comprehension
+
+    def _pop_scope(self) -> None:
+        self._scope = self._scope.parent or self._module_scope
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._bind_target(node.target, None)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        info = self._fn.info
+        if info is not None and node.value is not None:
+            info.returns.append(self._bound_for(node.value, "return value"))
+
+    # --- other bindings ---------------------------------------------------------
+
+    def leave_Assign(self, original_node: cst.Assign) -> None:
+        for target in original_node.targets:
+            self._bind_target(target.target, original_node.value)
+
+    def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
+        self._bind_target(original_node.target, original_node.value)
+
+    def leave_AugAssign(self, original_node: cst.AugAssign) -> None:
+        if isinstance(original_node.target, cst.Name):
+            self._bind_local(original_node.target.value)
+
+    def leave_NamedExpr(self, original_node: cst.NamedExpr) -> None:
+        self._bind_target(original_node.target, original_node.value)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind_target(node.target, None)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        # `with ... as x` and `except ... as x`; import aliases never get here.
+        self._bind_target(node.name, None)
+
+    # --- strategy scopes ----------------------------------------------------------
+
+    def visit_With(self, node: cst.With) -> None:
+        fn = self._fn
+        for item in node.items:
+            receiver = _scope_receiver(item.item)
+            if receiver is None:
+                continue
+            entry = ScopeEntry((), self._code(receiver), self._span(item.item), fn.id)
+            self._receiver_bounds(receiver, entry)
+            self.model.scopes.append(entry)
+            fn.scopes.append(len(self.model.scopes) - 1)
+
+    def leave_With(self, original_node: cst.With) -> None:
+        for item in original_node.items:
+            if _scope_receiver(item.item) is not None:
+                self._fn.scopes.pop()
+
+    def _receiver_bounds(self, receiver: cst.BaseExpression, entry: ScopeEntry) -> None:
+        if isinstance(receiver, cst.Attribute) and self._is_self(receiver.value):
+            entry.receivers = (Bound("self-attr", qname=self._fn.klass, attr=receiver.attr.value,
+                                     text=entry.text, span=self._span(receiver)),)
+            return
+        entry.receivers = (self._bound_for(receiver, entry.text),)
+
+    # --- calls and attributes -------------------------------------------------------
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            last = func.attr.value
+        elif isinstance(func, cst.Name):
+            last = func.value
+        else:
+            return
+        fn = self._fn
+        if isinstance(func, cst.Attribute) and self._is_self(func.value):
+            callee = Bound("method", qname=fn.klass, attr=last)
+            self.model.calls.append(CallEdge(fn.id, callee, tuple(fn.scopes), self._span(node)))
+        else:
+            parts = dotted_parts(func)
+            if parts is not None:
+                callee = Bound("call", text=".".join(parts))
+                self._pending_bounds.append((callee, self._ref(parts)))
+                self.model.calls.append(
+                    CallEdge(fn.id, callee, tuple(fn.scopes), self._span(node)))
+        if last in tfapi.CREATION_CALLEE_NAMES or last in self._creation_aliases:
+            self._record_creation(node, func, last, fn)
+
+    def _record_creation(self, node: cst.Call, func: cst.BaseExpression, last: str,
+                         fn: _Function) -> None:
+        method = last if last in tfapi.CREATION_METHODS else None
+        on_self = bool(method and isinstance(func, cst.Attribute) and self._is_self(func.value))
+        args = tuple(
+            Argument(arg.keyword.value if arg.keyword else None, self._value(arg.value),
+                     self._span(arg), arg.star if isinstance(arg.star, str) else "")
+            for arg in node.args
+        )
+        parts = dotted_parts(func)
+        creation = CreationCall(
+            callee=None, method=method, on_self=on_self, klass=fn.klass if on_self else None,
+            function=fn.id, args=args, span=self._span(node), func_span=self._span(func),
+            func_text=".".join(parts) if parts else self._code(func), scopes=tuple(fn.scopes),
+        )
+        self._pending_creations.append((creation, self._ref(parts) if parts else None))
+        self.model.creations.append(creation)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        member = node.attr.value
+        if not _MEMBER_LIKE.match(member):
+            return
+        parts = dotted_parts(node.value)
+        if parts is None:
+            return
+        self._pending_enum_refs.append(
+            (self._ref(parts), member, self._span(node), self._span(node.attr), ".".join(parts)))
+
+    # --- after the walk -----------------------------------------------------------
+
+    def _bounds_of_name(self, ref: PendingRef) -> List[Bound]:
+        """Every binding a plain name may have where it is used (if/else branches)."""
+        resolver = self._resolver
+        binding = resolver.lookup(ref.scope, ref.parts[0], ref.seq)
+        if binding is None:
+            return []
+        scope: Optional[Scope] = ref.scope
+        while scope is not None and binding not in scope.bindings.get(ref.parts[0], ()):
+            scope = scope.parent
+        entries = scope.bindings[ref.parts[0]] if scope is not None else [binding]
+        return [self._resolved_bound(b) for b in entries]
+
+    def _resolved_bound(self, binding: Binding) -> Bound:
+        bound = binding.bound
+        if binding.alias_parts is not None:
+            qname = self._resolver.resolve_binding(binding)
+            return Bound("qname", qname, text=bound.text, span=bound.span) if qname else \
+                Bound("local", text=bound.text, span=bound.span)
+        return bound
+
+    def finish(self) -> FileModel:
+        resolve = self._resolver.resolve
+        for value, ref in self._pending_values:
+            value.qname = resolve(ref)
+            if value.kind == QNAME and value.qname is None:
+                value.kind = OTHER
+        for bound, ref in self._pending_bounds:
+            bound.qname = resolve(ref)
+            if bound.kind == "qname" and bound.qname is None:
+                bound.kind = "local"
+        for ref, bound in self._pending_names:
+            bound.options = tuple(b for b in self._bounds_of_name(ref) if b is not bound)
+        for creation, ref in self._pending_creations:
+            creation.callee = resolve(ref) if ref is not None else None
+        for info, refs in self._pending_bases:
+            info.bases = tuple(q for q in (resolve(r) for r in refs) if q)
+        for ref, member, span, member_span, text in self._pending_enum_refs:
+            qname = resolve(ref)
+            if qname in tfapi.ENUM_CLASSES:
+                self.model.enum_refs.append(EnumRef(qname, member, span, member_span, text))
+        for name, entries in self._module_scope.bindings.items():
+            self.model.globals[name] = [self._resolved_bound(b) for b in entries]
+        self.model.keras_families = tuple(sorted(self._keras_imports))
+        return self.model
+
+
+def _is_preamble(statement: cst.CSTNode) -> bool:
+    """A module docstring or a `from __future__ import`: imports go after these."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString,
+                                                                 cst.ConcatenatedString)):
+        return True
+    return (isinstance(small, cst.ImportFrom) and isinstance(small.module, cst.Name)
+            and small.module.value == "__future__")
+
+
+def _int(text: str) -> Optional[int]:
+    try:
+        return int(text.replace("_", ""), 0)
+    except ValueError:
+        return None
+
+
+def _param_names(params: cst.Parameters) -> List[str]:
+    names = [p.name.value for p in params.posonly_params]
+    names += [p.name.value for p in params.params]
+    if isinstance(params.star_arg, cst.Param):
+        names.append(params.star_arg.name.value)
+    names += [p.name.value for p in params.kwonly_params]
+    if params.star_kwarg is not None:
+        names.append(params.star_kwarg.name.value)
+    return names
+
+
+def _is_static(node: cst.FunctionDef) -> bool:
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
+               for d in node.decorators)
+
+
+def _scope_receiver(item: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """`X` for a `X.scope()` with-item."""
+    if (isinstance(item, cst.Call) and not item.args and isinstance(item.func, cst.Attribute)
+            and item.func.attr.value == "scope"):
+        return item.func.value
+    return None
+
+
+def build_model(module: cst.Module, path: str, module_name: str,
+                rewrites: Sequence[Tuple[str, str]]) -> FileModel:
+    builder = ModelBuilder(path, module_name, NameResolver(rewrites))
+    MetadataWrapper(module, unsafe_skip_copy=True).visit(builder)
+    return builder.finish()

@@ -1,0 +1,280 @@
+"""Which strategy a piece of code runs under, across the modules of one run.
+
+A strategy is seen where it is constructed (`tf.distribute.MirroredStrategy()`
+under any alias, possibly behind a function that returns it, a module global
+imported elsewhere, or `self.strategy`), and it applies inside
+`with <strategy>.scope():` blocks. A function's context is the union of the
+contexts it is called from, through calls, class instantiations and imports;
+a function nobody in this run calls has an unknown context.
+"""
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from dataclasses import dataclass
+from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+
+from . import tfapi
+from .facts import Bound, ClassInfo, FileModel, Span
+
+_MAX_DEPTH = 8
+# Methods Keras calls for you once a layer or model object exists.
+_CONSTRUCTION_METHODS = ("__init__", "build")
+
+
+@dataclass(frozen=True)
+class StrategyOption:
+    kind: str  # a tfapi strategy kind, or tfapi.ANY_STRATEGY
+    path: Optional[str] = None
+    line: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """A strategy object as the code names it, with the kinds it may be."""
+
+    text: str  # e.g. "strategy"
+    options: Tuple[StrategyOption, ...]
+
+    @property
+    def kinds(self) -> FrozenSet[str]:
+        return frozenset(o.kind for o in self.options)
+
+
+NO_STRATEGY = "none"  # the default strategy: visibly outside any scope
+UNKNOWN = "unknown"  # no caller in this run
+IN_STRATEGY = "strategy"
+
+
+@dataclass(frozen=True)
+class Context:
+    kind: str
+    strategy: Optional[Strategy] = None
+
+
+CTX_NONE = Context(NO_STRATEGY)
+CTX_UNKNOWN = Context(UNKNOWN)
+
+
+class ProjectIndex:
+    """Modules, functions and classes of every file in the run, by qualified name."""
+
+    def __init__(self, files: Iterable[FileModel]):
+        self.files: List[FileModel] = list(files)
+        self.modules: Dict[str, FileModel] = {}
+        self.functions: Dict[str, FileModel] = {}
+        self.classes: Dict[str, ClassInfo] = {}
+        self.class_files: Dict[str, FileModel] = {}
+        for fm in self.files:
+            self.modules.setdefault(fm.module, fm)
+            for fid in fm.functions:
+                self.functions[fid] = fm
+            for cid, info in fm.classes.items():
+                self.classes[cid] = info
+                self.class_files[cid] = fm
+
+    def module_global(self, qname: str) -> Optional[List[Bound]]:
+        """Bindings of `pkg.mod.name` when `pkg.mod` is a module of this run."""
+        module, _, name = qname.rpartition(".")
+        fm = self.modules.get(module)
+        if fm is None:
+            return None
+        return fm.globals.get(name)
+
+    def mro(self, class_id: str) -> List[str]:
+        """The class and its project base classes, nearest first."""
+        order: List[str] = []
+        queue = deque([class_id])
+        while queue and len(order) < 32:
+            cid = queue.popleft()
+            if cid in order or cid not in self.classes:
+                continue
+            order.append(cid)
+            queue.extend(self.classes[cid].bases)
+        return order
+
+    def external_bases(self, class_id: str) -> List[str]:
+        """Qualified names of the non-project classes a project class derives from."""
+        result: List[str] = []
+        for cid in self.mro(class_id):
+            result.extend(b for b in self.classes[cid].bases if b not in self.classes)
+        return result
+
+    def method(self, class_id: str, name: str) -> Optional[str]:
+        for cid in self.mro(class_id):
+            fid = f"{cid}.{name}"
+            if fid in self.functions:
+                return fid
+        return None
+
+    def class_attr(self, class_id: str, attr: str) -> List[Bound]:
+        bounds: List[Bound] = []
+        for cid in self.mro(class_id):
+            bounds.extend(self.classes[cid].attrs.get(attr, ()))
+        return bounds
+
+
+class StrategyResolver:
+    def __init__(self, index: ProjectIndex):
+        self._index = index
+
+    def strategy_of(self, bounds: Iterable[Bound], text: str, path: str) -> Optional[Strategy]:
+        options: List[StrategyOption] = []
+        for bound in bounds:
+            options.extend(self._options(bound, path, 0))
+        if not options and any(h in text.lower() for h in tfapi.STRATEGY_NAME_HINTS):
+            options.append(StrategyOption(tfapi.ANY_STRATEGY))
+        if not options:
+            return None
+        unique = tuple(dict.fromkeys(options))
+        return Strategy(text, unique)
+
+    def _options(self, bound: Bound, path: str, depth: int) -> List[StrategyOption]:
+        if depth > _MAX_DEPTH:
+            return []
+        index = self._index
+        kind = bound.kind
+        if kind == "call" and bound.qname:
+            qname = bound.qname
+            if qname in tfapi.STRATEGY_CONSTRUCTORS:
+                line = bound.span.line if bound.span else None
+                return [StrategyOption(tfapi.STRATEGY_CONSTRUCTORS[qname], path, line)]
+            if qname in tfapi.CURRENT_STRATEGY_CALLS:
+                return [StrategyOption(tfapi.ANY_STRATEGY)]
+            if qname in index.functions:
+                fm = index.functions[qname]
+                return self._from_many(fm.functions[qname].returns, fm.path, depth)
+            return []
+        if kind == "qname" and bound.qname:
+            if any(bound.qname.startswith(p) for p in tfapi.NOT_STRATEGY_PREFIXES):
+                return []
+            bounds = index.module_global(bound.qname)
+            if bounds:
+                fm = index.modules[bound.qname.rpartition(".")[0]]
+                return self._from_many(bounds, fm.path, depth)
+            return []
+        if kind == "names":
+            return self._from_many(bound.options, path, depth)
+        if kind == "self-attr" and bound.qname and bound.attr:
+            fm = index.class_files.get(bound.qname)
+            if fm is None:
+                return []
+            return self._from_many(index.class_attr(bound.qname, bound.attr), fm.path, depth)
+        if kind == "method" and bound.qname and bound.attr:
+            fid = index.method(bound.qname, bound.attr)
+            if fid is None:
+                return []
+            fm = index.functions[fid]
+            return self._from_many(fm.functions[fid].returns, fm.path, depth)
+        return []
+
+    def _from_many(self, bounds: Iterable[Bound], path: str, depth: int) -> List[StrategyOption]:
+        options: List[StrategyOption] = []
+        for bound in bounds:
+            options.extend(self._options(bound, path, depth + 1))
+        return options
+
+
+class ContextAnalysis:
+    """Strategy contexts of every function and scope in the run."""
+
+    def __init__(self, index: ProjectIndex):
+        self.index = index
+        self.resolver = StrategyResolver(index)
+        # (path, scope index) -> the strategy of that `with X.scope()`, None if not one.
+        self.scope_strategy: Dict[Tuple[str, int], Optional[Strategy]] = {}
+        self.function_contexts: Dict[str, Set[Context]] = defaultdict(set)
+        for fm in index.files:
+            for i, entry in enumerate(fm.scopes):
+                self.scope_strategy[(fm.path, i)] = self.resolver.strategy_of(
+                    entry.receivers, entry.text, fm.path)
+        self._propagate()
+
+    def scope_context(self, path: str, scopes: Tuple[int, ...]) -> Optional[Context]:
+        """The context given by the innermost strategy scope among `scopes`."""
+        for i in reversed(scopes):
+            strategy = self.scope_strategy.get((path, i))
+            if strategy is not None:
+                return Context(IN_STRATEGY, strategy)
+        return None
+
+    def contexts_at(self, path: str, function: Optional[str],
+                    scopes: Tuple[int, ...]) -> FrozenSet[Context]:
+        lexical = self.scope_context(path, scopes)
+        if lexical is not None:
+            return frozenset({lexical})
+        if function is None:
+            return frozenset({CTX_NONE})
+        found = self.function_contexts.get(function)
+        return frozenset(found) if found else frozenset({CTX_UNKNOWN})
+
+    def callees(self, bound: Bound) -> List[str]:
+        """Project functions a call may run."""
+        index = self.index
+        if bound.kind == "method" and bound.qname and bound.attr:
+            fid = index.method(bound.qname, bound.attr)
+            return [fid] if fid else []
+        if bound.kind != "call" or not bound.qname:
+            return []
+        qname = bound.qname
+        if qname in index.functions:
+            return [qname]
+        if qname in index.classes:
+            targets = [index.method(qname, m) for m in _CONSTRUCTION_METHODS]
+            return [t for t in targets if t]
+        return []
+
+    def _propagate(self) -> None:
+        incoming: Dict[str, List[Tuple[Optional[str], Optional[Context]]]] = defaultdict(list)
+        outgoing: Dict[Optional[str], List[Tuple[str, Optional[Context]]]] = defaultdict(list)
+        for fm in self.index.files:
+            for edge in fm.calls:
+                targets = self.callees(edge.callee)
+                if not targets:
+                    continue
+                lexical = self.scope_context(fm.path, edge.scopes)
+                if lexical is None and edge.caller is None:
+                    lexical = CTX_NONE
+                for target in targets:
+                    outgoing[edge.caller].append((target, lexical))
+                    incoming[target].append((edge.caller, lexical))
+        contexts = self.function_contexts
+        queue: deque = deque()
+        for caller, edges in outgoing.items():
+            for target, lexical in edges:
+                if lexical is not None and lexical not in contexts[target]:
+                    contexts[target].add(lexical)
+                    queue.append(target)
+        # Nobody in this run calls these: whoever does is out of sight.
+        for caller in outgoing:
+            if caller is not None and caller not in incoming:
+                contexts[caller].add(CTX_UNKNOWN)
+                queue.append(caller)
+        while queue:
+            caller = queue.popleft()
+            source = contexts[caller]
+            for target, lexical in outgoing.get(caller, ()):
+                if lexical is not None:
+                    continue
+                before = len(contexts[target])
+                contexts[target] |= source
+                if len(contexts[target]) != before:
+                    queue.append(target)
+
+
+def describe_strategy(strategy: Strategy, here: str) -> str:
+    """`strategy` (MirroredStrategy, line 5) -- for messages."""
+    parts = []
+    for option in strategy.options:
+        if option.kind == tfapi.ANY_STRATEGY:
+            parts.append("a strategy this run cannot identify")
+            continue
+        where = ""
+        if option.line is not None:
+            where = f" created at line {option.line}" if option.path == here else \
+                f" created at {option.path}:{option.line}"
+        parts.append(option.kind + where)
+    return f"`{strategy.text}` ({' or '.join(parts)})"
+
+
+def span_line(span: Optional[Span]) -> Optional[int]:
+    return span.line if span else None

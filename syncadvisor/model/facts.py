@@ -1,0 +1,156 @@
+"""The per-file semantic model: plain data, no tree nodes.
+
+A `FileModel` is what one pass over a file's libcst tree produces. It holds only
+dataclasses of strings, ints and tuples, so it can be cached and sent between
+processes. Positions are libcst's: 1-based lines, 0-based columns.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+
+@dataclass(frozen=True)
+class Span:
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+# Value kinds
+QNAME = "qname"  # a resolved dotted name, e.g. tensorflow.VariableSynchronization.ON_READ
+STR = "str"
+INT = "int"
+FLOAT = "float"
+BOOL = "bool"
+NONE = "none"
+CALL = "call"  # a call; `qname` is its resolved callee, if any
+OTHER = "other"
+
+
+@dataclass
+class Value:
+    """An expression as far as the rules care: a literal, a name, a call, or opaque."""
+
+    kind: str
+    text: str
+    span: Span
+    qname: Optional[str] = None
+    literal: object = None
+    args: Tuple["Value", ...] = ()
+    kwargs: Tuple[Tuple[str, "Value"], ...] = ()
+    # For a QNAME that ends in an attribute: the span and text of everything
+    # before the last dot (how the user spelled the enum class).
+    prefix_text: Optional[str] = None
+
+    def kwarg(self, name: str) -> Optional["Value"]:
+        for key, value in self.kwargs:
+            if key == name:
+                return value
+        return None
+
+
+@dataclass
+class Argument:
+    keyword: Optional[str]
+    value: Value
+    span: Span  # the whole argument, keyword and '=' included, comma excluded
+    star: str = ""  # "*" or "**"
+
+
+@dataclass
+class Bound:
+    """What a name (or `self.attr`) is bound to."""
+
+    # "qname": a qualified name; "call": the result of calling `qname`;
+    # "method": the result of `self.<attr>()` in class `qname`; "self-attr": `self.<attr>`
+    # of class `qname`; "names": whatever another name is bound to (`options`);
+    # "local": anything else.
+    kind: str
+    qname: Optional[str] = None
+    text: str = ""  # the source text, for messages
+    span: Optional[Span] = None
+    attr: Optional[str] = None
+    options: Tuple["Bound", ...] = ()
+
+
+@dataclass
+class CreationCall:
+    """A call that may create a variable, as written."""
+
+    callee: Optional[str]  # resolved qualified name of a function-style call
+    method: Optional[str]  # "add_weight"/"add_variable" for method-style calls
+    on_self: bool  # method called on `self` inside a class
+    klass: Optional[str]  # enclosing class id
+    function: Optional[str]  # enclosing function id (None: module level)
+    args: Tuple[Argument, ...]
+    span: Span
+    func_span: Span
+    func_text: str
+    scopes: Tuple[int, ...]  # lexical strategy scopes inside `function`, innermost last
+    target: Optional[str] = None  # "name" or "self.attr" the result is bound to
+
+
+@dataclass
+class EnumRef:
+    """`<enum class>.<MEMBER>` anywhere in the file."""
+
+    enum_class: str  # canonical qualified name of the class
+    member: str
+    span: Span  # the whole attribute
+    member_span: Span
+    class_text: str  # how the class was spelled
+
+
+@dataclass
+class ScopeEntry:
+    """One `with <receiver>.scope():` item."""
+
+    receivers: Tuple[Bound, ...]  # every binding the receiver may have
+    text: str  # the receiver as written
+    span: Span  # the `X.scope()` call
+    function: Optional[str]
+
+
+@dataclass
+class CallEdge:
+    caller: Optional[str]  # function id; None for module level
+    callee: Bound
+    scopes: Tuple[int, ...]
+    span: Span
+
+
+@dataclass
+class FunctionInfo:
+    id: str
+    name: str
+    klass: Optional[str]
+    span: Span
+    returns: List[Bound] = field(default_factory=list)
+
+
+@dataclass
+class ClassInfo:
+    id: str
+    name: str
+    bases: Tuple[str, ...]  # resolved qualified names (unresolvable ones left out)
+    span: Span
+    attrs: Dict[str, List[Bound]] = field(default_factory=dict)  # self.<attr> = ...
+    methods: Tuple[str, ...] = ()
+
+
+@dataclass
+class FileModel:
+    path: str
+    module: str
+    creations: List[CreationCall] = field(default_factory=list)
+    enum_refs: List[EnumRef] = field(default_factory=list)
+    scopes: List[ScopeEntry] = field(default_factory=list)
+    calls: List[CallEdge] = field(default_factory=list)
+    functions: Dict[str, FunctionInfo] = field(default_factory=dict)
+    classes: Dict[str, ClassInfo] = field(default_factory=dict)
+    globals: Dict[str, List[Bound]] = field(default_factory=dict)  # module-level bindings
+    keras_families: Tuple[str, ...] = ()  # Keras families this file imports
+    import_line: int = 1  # where a fix may insert an import (after docstring, __future__)
+    newline: str = "\n"

@@ -1,0 +1,430 @@
+"""TensorFlow and Keras knowledge, as data.
+
+Every fact here was observed on TensorFlow 2.21, Keras 3.15 and tf_keras 2.21
+(see ../shared/research/tf-2.21-sync-semantics.md). Rules read these tables;
+they never spell a TensorFlow name themselves.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, FrozenSet, Mapping, Optional, Tuple
+
+# --- the enums -------------------------------------------------------------
+
+SYNC = "synchronization"
+AGG = "aggregation"
+
+SYNC_MEMBERS: Tuple[str, ...] = ("AUTO", "NONE", "ON_WRITE", "ON_READ")
+AGG_MEMBERS: Tuple[str, ...] = ("NONE", "SUM", "MEAN", "ONLY_FIRST_REPLICA")
+MEMBERS = {SYNC: SYNC_MEMBERS, AGG: AGG_MEMBERS}
+
+# Plain enum.Enum values; tf.Variable converts valid ints without a strategy.
+MEMBER_BY_INT = {
+    SYNC: {0: "AUTO", 1: "NONE", 2: "ON_WRITE", 3: "ON_READ"},
+    AGG: {0: "NONE", 1: "SUM", 2: "MEAN", 3: "ONLY_FIRST_REPLICA"},
+}
+
+# Keras 3 spells the members as lowercase strings.
+KERAS3_STRING = {
+    SYNC: {"auto": "AUTO", "none": "NONE", "on_write": "ON_WRITE", "on_read": "ON_READ"},
+    AGG: {"none": "NONE", "sum": "SUM", "mean": "MEAN", "only_first_replica": "ONLY_FIRST_REPLICA"},
+}
+
+
+@dataclass(frozen=True)
+class EnumClass:
+    """A TensorFlow enum class: which setting it spells, and its members."""
+
+    setting: str  # SYNC or AGG
+    members: Tuple[str, ...]
+    # Deprecated spellings that exist on this class only: name -> member.
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    # Well-known wrong spellings: name -> (member, fix is safe).
+    known_mistakes: Mapping[str, str] = field(default_factory=dict)
+
+
+_SYNC_ENUM = EnumClass(SYNC, SYNC_MEMBERS, known_mistakes={"DEFAULT": "AUTO"})
+_AGG_V2_ENUM = EnumClass(
+    AGG, AGG_MEMBERS, known_mistakes={"ONLY_FIRST_TOWER": "ONLY_FIRST_REPLICA", "DEFAULT": "NONE"}
+)
+# tf.compat.v1.VariableAggregation still has ONLY_FIRST_TOWER (== ONLY_FIRST_REPLICA).
+_AGG_V1_ENUM = EnumClass(
+    AGG,
+    AGG_MEMBERS,
+    aliases={"ONLY_FIRST_TOWER": "ONLY_FIRST_REPLICA"},
+    known_mistakes={"DEFAULT": "NONE"},
+)
+
+ENUM_CLASSES: Dict[str, EnumClass] = {
+    "tensorflow.VariableSynchronization": _SYNC_ENUM,
+    "tensorflow.compat.v1.VariableSynchronization": _SYNC_ENUM,
+    "tensorflow.python.ops.variables.VariableSynchronization": _SYNC_ENUM,
+    "tensorflow.VariableAggregation": _AGG_V2_ENUM,
+    "tensorflow.python.ops.variables.VariableAggregationV2": _AGG_V2_ENUM,
+    "tensorflow.compat.v1.VariableAggregation": _AGG_V1_ENUM,
+    "tensorflow.python.ops.variables.VariableAggregation": _AGG_V1_ENUM,
+}
+
+# The public spelling a fix writes, relative to the `tensorflow` module.
+ENUM_PUBLIC_PATH = {SYNC: "VariableSynchronization", AGG: "VariableAggregation"}
+
+
+# --- variable-creating APIs ------------------------------------------------
+
+TF = "tf"  # TF core: tf.Variable, compat.v1.*
+KERAS2 = "keras2"  # tf_keras (and tf.keras before TF 2.16)
+KERAS3 = "keras3"  # keras >= 3 (and tf.keras from TF 2.16)
+FAMILY_TITLE = {TF: "TensorFlow", KERAS2: "Keras 2 (tf_keras)", KERAS3: "Keras 3"}
+
+ENUM_VALUES = "enum"  # tf.VariableSynchronization.X members
+STRING_VALUES = "keras3-strings"  # "on_read", "sum", ...
+
+TRAINABLE_TRUE = "true"
+TRAINABLE_FALSE = "false"
+TRAINABLE_NOT_ON_READ = "not-on-read"  # tf.Variable: True unless ON_READ
+
+
+@dataclass(frozen=True)
+class ApiSpec:
+    """How one variable-creating callable takes its arguments."""
+
+    title: str  # what messages call it
+    family: str
+    positional: Tuple[str, ...]  # parameter names that can be passed by position
+    keyword_only: FrozenSet[str] = frozenset()
+    accepts_any_keyword: bool = False  # **kwargs
+    values: str = ENUM_VALUES
+    sync_default: Optional[str] = "AUTO"  # None: the parameter does not exist
+    agg_default: Optional[str] = "NONE"
+    sync_forced: Optional[str] = None  # e.g. Keras 3 metric variables are always ON_READ
+    trainable_default: str = TRAINABLE_NOT_ON_READ
+    has_trainable: bool = True
+    # tf_keras add_weight refuses ON_READ + trainable=True with a ValueError.
+    on_read_trainable_raises: bool = False
+    # get_variable converts int/None values before the strategy sees them.
+    converts_values: bool = False
+    initial_value_param: Optional[str] = None
+    dtype_param: Optional[str] = "dtype"
+    initializer_param: Optional[str] = None
+
+    def parameters(self) -> FrozenSet[str]:
+        return frozenset(self.positional) | self.keyword_only
+
+    def has_parameter(self, name: str) -> bool:
+        return name in self.positional or name in self.keyword_only
+
+    def position_of(self, name: str) -> Optional[int]:
+        return self.positional.index(name) if name in self.positional else None
+
+
+TF_VARIABLE = ApiSpec(
+    "tf.Variable",
+    TF,
+    ("initial_value", "trainable", "validate_shape", "caching_device", "name", "variable_def",
+     "dtype", "import_scope", "constraint", "synchronization", "aggregation", "shape",
+     "experimental_enable_variable_lifting"),
+    initial_value_param="initial_value",
+)
+TF_V1_VARIABLE = ApiSpec(
+    "tf.compat.v1.Variable",
+    TF,
+    ("initial_value", "trainable", "collections", "validate_shape", "caching_device", "name",
+     "variable_def", "dtype", "expected_shape", "import_scope", "constraint", "use_resource",
+     "synchronization", "aggregation", "shape"),
+    initial_value_param="initial_value",
+)
+TF_RESOURCE_VARIABLE = ApiSpec(
+    "ResourceVariable",
+    TF,
+    ("initial_value", "trainable", "collections", "validate_shape", "caching_device", "name",
+     "dtype", "variable_def", "import_scope", "constraint", "distribute_strategy",
+     "synchronization", "aggregation", "shape", "handle", "experimental_enable_variable_lifting"),
+    initial_value_param="initial_value",
+)
+_GET_VARIABLE_PARAMS = (
+    "name", "shape", "dtype", "initializer", "regularizer", "trainable", "collections",
+    "caching_device", "partitioner", "validate_shape", "use_resource", "custom_getter",
+    "constraint", "synchronization", "aggregation",
+)
+TF_GET_VARIABLE = ApiSpec(
+    "tf.compat.v1.get_variable", TF, _GET_VARIABLE_PARAMS, converts_values=True,
+    initializer_param="initializer",
+)
+TF_GET_LOCAL_VARIABLE = ApiSpec(
+    "tf.compat.v1.get_local_variable", TF, _GET_VARIABLE_PARAMS, converts_values=True,
+    trainable_default=TRAINABLE_FALSE, initializer_param="initializer",
+)
+
+KERAS2_LAYER_ADD_WEIGHT = ApiSpec(
+    "Layer.add_weight (tf_keras)",
+    KERAS2,
+    ("name", "shape", "dtype", "initializer", "regularizer", "trainable", "constraint",
+     "use_resource", "synchronization", "aggregation"),
+    accepts_any_keyword=True,
+    on_read_trainable_raises=True,
+    initializer_param="initializer",
+)
+KERAS2_METRIC_ADD_WEIGHT = ApiSpec(
+    "Metric.add_weight (tf_keras)",
+    KERAS2,
+    ("name", "shape", "aggregation", "synchronization", "initializer", "dtype"),
+    sync_default="ON_READ",
+    agg_default="SUM",
+    trainable_default=TRAINABLE_FALSE,
+    has_trainable=False,
+    initializer_param="initializer",
+)
+KERAS2_OPTIMIZER_ADD_WEIGHT = ApiSpec(
+    "Optimizer.add_weight (tf_keras legacy)",
+    KERAS2,
+    ("name", "shape", "dtype", "initializer", "trainable", "synchronization", "aggregation"),
+    on_read_trainable_raises=True,
+    initializer_param="initializer",
+)
+KERAS3_VARIABLE = ApiSpec(
+    "keras.Variable",
+    KERAS3,
+    ("initializer", "shape", "dtype", "trainable", "autocast", "aggregation",
+     "synchronization", "name", "layout"),
+    accepts_any_keyword=True,
+    values=STRING_VALUES,
+    sync_default="AUTO",
+    trainable_default=TRAINABLE_TRUE,
+    initial_value_param="initializer",
+    initializer_param="initializer",
+)
+KERAS3_LAYER_ADD_WEIGHT = ApiSpec(
+    "Layer.add_weight (Keras 3)",
+    KERAS3,
+    ("shape", "initializer", "dtype"),
+    keyword_only=frozenset({"trainable", "autocast", "regularizer", "constraint", "aggregation",
+                            "overwrite_with_gradient", "name"}),
+    values=STRING_VALUES,
+    sync_default=None,
+    trainable_default=TRAINABLE_TRUE,
+    initializer_param="initializer",
+)
+KERAS3_METRIC_ADD_VARIABLE = ApiSpec(
+    "Metric.add_variable (Keras 3)",
+    KERAS3,
+    ("shape", "initializer", "dtype", "aggregation", "name"),
+    values=STRING_VALUES,
+    sync_default=None,
+    sync_forced="ON_READ",
+    agg_default="SUM",
+    trainable_default=TRAINABLE_FALSE,
+    has_trainable=False,
+    initializer_param="initializer",
+)
+KERAS3_METRIC_ADD_WEIGHT = ApiSpec(
+    "Metric.add_weight (Keras 3)",
+    KERAS3,
+    ("shape", "initializer", "dtype", "name"),
+    values=STRING_VALUES,
+    sync_default=None,
+    sync_forced="ON_READ",
+    agg_default=None,
+    trainable_default=TRAINABLE_FALSE,
+    has_trainable=False,
+    initializer_param="initializer",
+)
+KERAS3_OPTIMIZER_ADD_VARIABLE = ApiSpec(
+    "Optimizer.add_variable (Keras 3)",
+    KERAS3,
+    ("shape", "initializer", "dtype", "aggregation", "layout", "name"),
+    values=STRING_VALUES,
+    sync_default=None,
+    trainable_default=TRAINABLE_FALSE,
+    has_trainable=False,
+    initializer_param="initializer",
+)
+
+
+# Variable-creating functions and classes, by canonical qualified name.
+FUNCTION_APIS: Dict[str, ApiSpec] = {
+    "tensorflow.Variable": TF_VARIABLE,
+    "tensorflow.python.ops.variables.Variable": TF_VARIABLE,
+    "tensorflow.compat.v1.Variable": TF_V1_VARIABLE,
+    "tensorflow.python.ops.variable_v1.VariableV1": TF_V1_VARIABLE,
+    "tensorflow.python.ops.variables.VariableV1": TF_V1_VARIABLE,
+    "tensorflow.compat.v1.ResourceVariable": TF_RESOURCE_VARIABLE,
+    "tensorflow.python.ops.resource_variable_ops.ResourceVariable": TF_RESOURCE_VARIABLE,
+    "tensorflow.compat.v1.get_variable": TF_GET_VARIABLE,
+    "tensorflow.get_variable": TF_GET_VARIABLE,  # TF 1.x spelling
+    "tensorflow.python.ops.variable_scope.get_variable": TF_GET_VARIABLE,
+    "tensorflow.compat.v1.get_local_variable": TF_GET_LOCAL_VARIABLE,
+    "tensorflow.get_local_variable": TF_GET_LOCAL_VARIABLE,
+    "tensorflow.python.ops.variable_scope.get_local_variable": TF_GET_LOCAL_VARIABLE,
+    "keras.Variable": KERAS3_VARIABLE,
+    "keras.src.backend.Variable": KERAS3_VARIABLE,
+    "keras.src.backend.KerasVariable": KERAS3_VARIABLE,
+    "keras.src.backend.tensorflow.Variable": KERAS3_VARIABLE,
+    "keras.src.backend.tensorflow.core.Variable": KERAS3_VARIABLE,
+}
+
+# What `self.<method>(...)` creates, by the Keras family and kind of the class.
+LAYER = "layer"
+METRIC = "metric"
+OPTIMIZER = "optimizer"
+METHOD_APIS: Dict[Tuple[str, str, str], ApiSpec] = {
+    (KERAS2, LAYER, "add_weight"): KERAS2_LAYER_ADD_WEIGHT,
+    (KERAS2, LAYER, "add_variable"): KERAS2_LAYER_ADD_WEIGHT,  # deprecated alias
+    (KERAS2, METRIC, "add_weight"): KERAS2_METRIC_ADD_WEIGHT,
+    (KERAS2, OPTIMIZER, "add_weight"): KERAS2_OPTIMIZER_ADD_WEIGHT,
+    (KERAS3, LAYER, "add_weight"): KERAS3_LAYER_ADD_WEIGHT,
+    (KERAS3, METRIC, "add_weight"): KERAS3_METRIC_ADD_WEIGHT,
+    (KERAS3, METRIC, "add_variable"): KERAS3_METRIC_ADD_VARIABLE,
+    (KERAS3, OPTIMIZER, "add_variable"): KERAS3_OPTIMIZER_ADD_VARIABLE,
+}
+CREATION_METHODS = frozenset(m for _, _, m in METHOD_APIS)
+
+# Last names that make a call worth recording while walking the tree.
+CREATION_CALLEE_NAMES = frozenset(
+    {q.rsplit(".", 1)[1] for q in FUNCTION_APIS} | CREATION_METHODS
+)
+
+# Module prefixes of each Keras family, after canonicalisation.
+KERAS_FAMILY_PREFIXES = (("tf_keras.", KERAS2), ("keras.", KERAS3))
+# Class-kind by a segment of the base class's qualified name.
+KERAS_KIND_SEGMENTS = (("metrics", METRIC), ("optimizers", OPTIMIZER))
+
+
+# --- dtypes ----------------------------------------------------------------
+
+INTEGER_DTYPES = frozenset(
+    {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool",
+     "qint8", "qint16", "qint32", "quint8", "quint16"}
+)
+FLOAT_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64", "half", "double",
+                          "complex64", "complex128"})
+# Modules whose attributes name dtypes: tf.int32, tf.dtypes.int32, np.int32.
+DTYPE_MODULES = ("tensorflow.", "tensorflow.dtypes.", "tensorflow.compat.v1.", "numpy.",
+                 "keras.ops.", "tensorflow.experimental.numpy.")
+# Tensor constructors whose dtype says the variable's dtype:
+# qualified name -> (positional index of dtype, keyword).
+TENSOR_FACTORIES: Dict[str, int] = {
+    "tensorflow.zeros": 1,
+    "tensorflow.ones": 1,
+    "tensorflow.constant": 1,
+    "tensorflow.convert_to_tensor": 1,
+    "tensorflow.cast": 1,
+    "tensorflow.fill": -1,  # dtype follows the value
+    "tensorflow.zeros_like": 1,
+    "tensorflow.ones_like": 1,
+    "tensorflow.range": -1,
+    "numpy.zeros": 1,
+    "numpy.ones": 1,
+    "numpy.array": 1,
+    "numpy.asarray": 1,
+    "keras.ops.zeros": 1,
+    "keras.ops.ones": 1,
+}
+
+
+# --- strategies ------------------------------------------------------------
+
+MIRRORED = "MirroredStrategy"
+MULTI_WORKER = "MultiWorkerMirroredStrategy"
+TPU = "TPUStrategy"
+CENTRAL_STORAGE = "CentralStorageStrategy"
+PARAMETER_SERVER = "ParameterServerStrategy"
+ONE_DEVICE = "OneDeviceStrategy"
+ANY_STRATEGY = "an unidentified strategy"  # a scope whose strategy we cannot name
+
+
+@dataclass(frozen=True)
+class StrategyTraits:
+    """What a strategy does with variables (research §3.1, §3.3)."""
+
+    # AUTO becomes ON_WRITE; NONE sync, MEAN on ints, int/None values all raise.
+    mirrors: bool
+    # One aggregating copy: ON_READ is ignored, NONE-aggregation replica updates raise.
+    aggregates_on_write: bool
+    multi_replica: bool
+
+
+STRATEGY_TRAITS: Dict[str, StrategyTraits] = {
+    MIRRORED: StrategyTraits(mirrors=True, aggregates_on_write=False, multi_replica=True),
+    MULTI_WORKER: StrategyTraits(mirrors=True, aggregates_on_write=False, multi_replica=True),
+    TPU: StrategyTraits(mirrors=True, aggregates_on_write=False, multi_replica=True),
+    CENTRAL_STORAGE: StrategyTraits(mirrors=False, aggregates_on_write=True, multi_replica=True),
+    PARAMETER_SERVER: StrategyTraits(mirrors=False, aggregates_on_write=True, multi_replica=True),
+    ONE_DEVICE: StrategyTraits(mirrors=False, aggregates_on_write=False, multi_replica=False),
+}
+MIRRORING_STRATEGIES = tuple(k for k, t in STRATEGY_TRAITS.items() if t.mirrors)
+AGGREGATING_STRATEGIES = tuple(k for k, t in STRATEGY_TRAITS.items() if t.aggregates_on_write)
+
+
+def _strategy_names() -> Dict[str, str]:
+    table: Dict[str, str] = {}
+    public = {
+        "distribute.MirroredStrategy": MIRRORED,
+        "distribute.MultiWorkerMirroredStrategy": MULTI_WORKER,
+        "distribute.experimental.MultiWorkerMirroredStrategy": MULTI_WORKER,
+        "distribute.TPUStrategy": TPU,
+        "distribute.experimental.TPUStrategy": TPU,
+        "distribute.experimental.CentralStorageStrategy": CENTRAL_STORAGE,
+        "distribute.experimental.ParameterServerStrategy": PARAMETER_SERVER,
+        "distribute.ParameterServerStrategy": PARAMETER_SERVER,
+        "distribute.OneDeviceStrategy": ONE_DEVICE,
+    }
+    for path, kind in public.items():
+        table["tensorflow." + path] = kind
+        table["tensorflow.compat.v1." + path] = kind
+        table["tensorflow.contrib." + path.replace("experimental.", "")] = kind
+    internal = {
+        "mirrored_strategy.MirroredStrategy": MIRRORED,
+        "mirrored_strategy.MirroredStrategyV1": MIRRORED,
+        "collective_all_reduce_strategy.CollectiveAllReduceStrategy": MULTI_WORKER,
+        "collective_all_reduce_strategy.CollectiveAllReduceStrategyV1": MULTI_WORKER,
+        "tpu_strategy.TPUStrategy": TPU,
+        "tpu_strategy.TPUStrategyV2": TPU,
+        "central_storage_strategy.CentralStorageStrategy": CENTRAL_STORAGE,
+        "parameter_server_strategy_v2.ParameterServerStrategyV2": PARAMETER_SERVER,
+        "parameter_server_strategy.ParameterServerStrategyV1": PARAMETER_SERVER,
+        "one_device_strategy.OneDeviceStrategy": ONE_DEVICE,
+    }
+    for path, kind in internal.items():
+        table["tensorflow.python.distribute." + path] = kind
+    return table
+
+
+STRATEGY_CONSTRUCTORS: Dict[str, str] = _strategy_names()
+# Calls that return "the current strategy": whatever scope they run in.
+CURRENT_STRATEGY_CALLS = frozenset(
+    {"tensorflow.distribute.get_strategy", "tensorflow.compat.v1.distribute.get_strategy"}
+)
+# A `.scope()` on a receiver whose name matches this is taken for a strategy
+# scope even when the strategy object itself is not visible.
+STRATEGY_NAME_HINTS = ("strateg", "distribution")
+# Receivers under these prefixes have a `.scope()` that is not tf.distribute's.
+NOT_STRATEGY_PREFIXES = ("keras.distribution.",)
+
+
+# --- canonical names -------------------------------------------------------
+
+# Prefix rewrites applied to every resolved qualified name (longest first).
+_PREFIX_REWRITES_COMMON = (
+    ("tensorflow.compat.v2.", "tensorflow."),
+    ("tensorflow._api.v2.compat.v1.", "tensorflow.compat.v1."),
+    ("tensorflow._api.v2.", "tensorflow."),
+    ("tensorflow.python.keras.", "tf_keras."),
+    ("tf_keras.src.", "tf_keras."),
+)
+
+
+def prefix_rewrites(tf_keras_is_keras3: bool) -> Tuple[Tuple[str, str], ...]:
+    """Rewrites for this run; `tf.keras` is Keras 3 from TensorFlow 2.16 on."""
+    keras = "keras." if tf_keras_is_keras3 else "tf_keras."
+    return _PREFIX_REWRITES_COMMON + (
+        ("tensorflow.keras.", keras),
+        ("tensorflow.compat.v1.keras.", keras),
+    )
+
+
+def tf_keras_is_keras3(target_tensorflow: Tuple[int, int], keras: str) -> bool:
+    if keras == "2":
+        return False
+    if keras == "3":
+        return True
+    return target_tensorflow >= (2, 16)

@@ -1,0 +1,281 @@
+"""Creation calls -> normalised variable sites.
+
+A `VariableSite` says, for one call that creates a variable, which API it is,
+what synchronization, aggregation, trainable and dtype it ends up with, how each
+was written (keyword, position, default), and under which strategy contexts it
+runs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, FrozenSet, List, Optional, Tuple
+
+from . import tfapi
+from .contexts import Context, ContextAnalysis, ProjectIndex
+from .facts import BOOL, CALL, FLOAT, INT, NONE, QNAME, STR, Argument, CreationCall, FileModel, Value
+
+# How a setting was written.
+DEFAULT = "default"  # not written: the API's default applies
+ENUM = "enum"  # a member of the right TF enum class
+KERAS_STRING = "keras-string"  # a valid Keras 3 lowercase string
+STRING = "string"  # any other string
+INTEGER = "int"
+NONE_VALUE = "none"
+TF_ENUM_IN_KERAS3 = "tf-enum"  # a TF enum member given to a Keras 3 API
+WRONG_ENUM = "wrong-enum"  # e.g. a VariableSynchronization member as aggregation
+UNKNOWN_MEMBER = "unknown-member"  # e.g. VariableSynchronization.DEFAULT
+UNKNOWN = "unknown"  # an expression we cannot evaluate, or hidden in **kwargs
+
+
+@dataclass
+class Setting:
+    """A normalised synchronization or aggregation."""
+
+    member: Optional[str]  # AUTO/NONE/ON_WRITE/ON_READ or NONE/SUM/MEAN/ONLY_FIRST_REPLICA
+    form: str
+    arg: Optional[Argument] = None
+    positional: bool = False
+
+    @property
+    def written(self) -> bool:
+        return self.arg is not None
+
+
+@dataclass
+class VariableSite:
+    path: str
+    call: CreationCall
+    api: tfapi.ApiSpec
+    sync: Setting
+    agg: Setting
+    trainable: Optional[bool]  # None: cannot tell
+    trainable_arg: Optional[Argument]
+    dtype: Optional[str]  # e.g. "int32"; None: cannot tell
+    dtype_source: Optional[Value]
+    contexts: FrozenSet[Context]
+    # Arguments for parameters the API does not have (e.g. Keras 3 synchronization).
+    unexpected: Dict[str, Argument] = field(default_factory=dict)
+
+    @property
+    def family(self) -> str:
+        return self.api.family
+
+
+def api_for(call: CreationCall, fm: FileModel, index: ProjectIndex) -> Optional[tfapi.ApiSpec]:
+    if call.method is None:
+        return tfapi.FUNCTION_APIS.get(call.callee or "")
+    if not call.on_self or call.klass is None:
+        return None
+    family, kind = keras_class_kind(call.klass, fm, index)
+    if family is None or kind is None:
+        return None
+    return tfapi.METHOD_APIS.get((family, kind, call.method))
+
+
+def keras_class_kind(class_id: str, fm: FileModel,
+                     index: ProjectIndex) -> Tuple[Optional[str], Optional[str]]:
+    """(family, kind) of a class from its Keras base classes."""
+    for base in index.external_bases(class_id):
+        for prefix, family in tfapi.KERAS_FAMILY_PREFIXES:
+            if base.startswith(prefix):
+                segments = base.split(".")
+                kind = next((k for seg, k in tfapi.KERAS_KIND_SEGMENTS if seg in segments),
+                            tfapi.LAYER)
+                return family, kind
+    # The base is not visible (a third-party layer): trust the file's one Keras import.
+    if len(fm.keras_families) == 1:
+        return fm.keras_families[0], tfapi.LAYER
+    return None, None
+
+
+def _bind_arguments(call: CreationCall, api: tfapi.ApiSpec
+                    ) -> Tuple[Dict[str, Tuple[Argument, bool]], Dict[str, Argument], bool]:
+    """parameter -> (argument, passed by position); unexpected keywords; any *args/**kwargs."""
+    bound: Dict[str, Tuple[Argument, bool]] = {}
+    unexpected: Dict[str, Argument] = {}
+    unpacked = False
+    position = 0
+    for arg in call.args:
+        if arg.star:
+            unpacked = True
+            continue
+        if arg.keyword is None:
+            if position < len(api.positional):
+                bound[api.positional[position]] = (arg, True)
+            position += 1
+        elif api.has_parameter(arg.keyword):
+            bound[arg.keyword] = (arg, False)
+        else:
+            unexpected[arg.keyword] = arg
+    return bound, unexpected, unpacked
+
+
+def _enum_member(value: Value, setting: str) -> Tuple[Optional[str], str]:
+    """(member, form) for a TF enum reference."""
+    qname = value.qname or ""
+    enum_class, _, member = qname.rpartition(".")
+    spec = tfapi.ENUM_CLASSES.get(enum_class)
+    if spec is None:
+        return None, UNKNOWN
+    if spec.setting != setting:
+        return None, WRONG_ENUM
+    if member in spec.members:
+        return member, ENUM
+    if member in spec.aliases:
+        return spec.aliases[member], ENUM
+    return None, UNKNOWN_MEMBER
+
+
+def _setting(api: tfapi.ApiSpec, name: str, passed: Optional[Tuple[Argument, bool]],
+             unpacked: bool) -> Setting:
+    default = api.sync_default if name == tfapi.SYNC else api.agg_default
+    forced = api.sync_forced if name == tfapi.SYNC else None
+    if passed is None:
+        if forced is not None:
+            return Setting(forced, DEFAULT)
+        if unpacked:
+            return Setting(None, UNKNOWN)
+        return Setting(default, DEFAULT)
+    arg, positional = passed
+    value = arg.value
+    keras3 = api.values == tfapi.STRING_VALUES
+    member: Optional[str] = None
+    if value.kind == QNAME:
+        member, form = _enum_member(value, name)
+        if keras3 and form in (ENUM, UNKNOWN_MEMBER, WRONG_ENUM):
+            form = TF_ENUM_IN_KERAS3
+    elif value.kind == STR:
+        literal = str(value.literal)
+        if keras3 and literal in tfapi.KERAS3_STRING[name]:
+            member, form = tfapi.KERAS3_STRING[name][literal], KERAS_STRING
+        else:
+            form = STRING
+            member = tfapi.KERAS3_STRING[name].get(literal.lower())
+            if member is None and literal.upper() in tfapi.MEMBERS[name]:
+                member = literal.upper()
+    elif value.kind == INT:
+        member, form = tfapi.MEMBER_BY_INT[name].get(value.literal), INTEGER  # type: ignore[arg-type]
+        if keras3:
+            member = None  # Keras 3 takes strings only
+    elif value.kind == NONE:
+        form = NONE_VALUE
+        if keras3 or name == tfapi.AGG:
+            member = "NONE"  # Keras 3 maps None to "none"; tf.Variable resets it to NONE
+        else:
+            member = "AUTO"  # tf.Variable(synchronization=None) means AUTO
+    else:
+        form = UNKNOWN
+    if forced is not None:
+        member = forced
+    return Setting(member, form, arg, positional)
+
+
+def _trainable(api: tfapi.ApiSpec, passed: Optional[Tuple[Argument, bool]], sync: Setting,
+               unpacked: bool) -> Optional[bool]:
+    if passed is not None:
+        value = passed[0].value
+        return bool(value.literal) if value.kind == BOOL else None
+    if not api.has_trainable:
+        return False
+    if unpacked:
+        return None
+    if api.trainable_default == tfapi.TRAINABLE_TRUE:
+        return True
+    if api.trainable_default == tfapi.TRAINABLE_FALSE:
+        return False
+    if sync.member is None:
+        return None
+    return sync.member != "ON_READ"
+
+
+def dtype_name(value: Optional[Value]) -> Optional[str]:
+    """"int32" for `tf.int32`, `tf.dtypes.int32`, `np.int32` or "int32"."""
+    if value is None:
+        return None
+    name: Optional[str] = None
+    if value.kind == QNAME and value.qname:
+        for prefix in tfapi.DTYPE_MODULES:
+            if value.qname.startswith(prefix):
+                name = value.qname[len(prefix):]
+                break
+    elif value.kind == STR:
+        name = str(value.literal)
+    if name in tfapi.INTEGER_DTYPES or name in tfapi.FLOAT_DTYPES:
+        return name
+    return None
+
+
+def _literal_dtype(value: Value) -> Optional[str]:
+    if value.kind == INT:
+        return "int32"
+    if value.kind == FLOAT:
+        return "float32"
+    if value.kind == BOOL:
+        return "bool"
+    return None
+
+
+def infer_dtype(value: Optional[Value]) -> Optional[str]:
+    """The dtype an initial value gives: `0` -> int32, `tf.zeros((), tf.int64)` -> int64."""
+    if value is None:
+        return None
+    literal = _literal_dtype(value)
+    if literal is not None or value.kind != CALL:
+        return literal
+    position = tfapi.TENSOR_FACTORIES.get(value.qname or "")
+    if position is None:
+        return None
+    explicit = value.kwarg("dtype")
+    if explicit is None and 0 <= position < len(value.args):
+        explicit = value.args[position]
+    if explicit is not None:
+        return dtype_name(explicit)
+    if value.qname in ("tensorflow.constant", "tensorflow.convert_to_tensor", "numpy.array",
+                       "numpy.asarray", "tensorflow.fill", "tensorflow.range") and value.args:
+        source = value.args[-1] if value.qname == "tensorflow.fill" else value.args[0]
+        return _literal_dtype(source)
+    if value.qname in ("tensorflow.zeros", "tensorflow.ones", "keras.ops.zeros", "keras.ops.ones"):
+        return "float32"
+    return None
+
+
+def normalise(call: CreationCall, fm: FileModel, index: ProjectIndex,
+              contexts: ContextAnalysis) -> Optional[VariableSite]:
+    api = api_for(call, fm, index)
+    if api is None:
+        return None
+    bound, unexpected, unpacked = _bind_arguments(call, api)
+    sync_passed = bound.get(tfapi.SYNC)
+    if api.sync_default is None and api.sync_forced is None and tfapi.SYNC in unexpected:
+        sync_passed = None  # not a parameter of this API: reported on its own
+    sync = _setting(api, tfapi.SYNC, sync_passed, unpacked)
+    agg = _setting(api, tfapi.AGG, bound.get(tfapi.AGG), unpacked)
+    trainable_passed = bound.get("trainable")
+    trainable = _trainable(api, trainable_passed, sync, unpacked)
+    dtype_value = bound.get(api.dtype_param or "")
+    dtype_source: Optional[Value] = dtype_value[0].value if dtype_value else None
+    dtype = dtype_name(dtype_source)
+    if dtype is None and dtype_source is None and api.initial_value_param:
+        initial = bound.get(api.initial_value_param)
+        if initial is not None:
+            dtype_source = initial[0].value
+            dtype = infer_dtype(dtype_source)
+    if dtype is None and dtype_source is None and not unpacked and api.initial_value_param is None:
+        dtype = "float32"  # get_variable and Keras weights default to float32
+    return VariableSite(
+        path=fm.path, call=call, api=api, sync=sync, agg=agg, trainable=trainable,
+        trainable_arg=trainable_passed[0] if trainable_passed else None,
+        dtype=dtype, dtype_source=dtype_source,
+        contexts=contexts.contexts_at(fm.path, call.function, call.scopes),
+        unexpected=unexpected,
+    )
+
+
+def variable_sites(fm: FileModel, index: ProjectIndex,
+                   contexts: ContextAnalysis) -> List[VariableSite]:
+    sites = []
+    for call in fm.creations:
+        site = normalise(call, fm, index, contexts)
+        if site is not None:
+            sites.append(site)
+    return sites

@@ -1,0 +1,12 @@
+"""One JSON array of findings (see DESIGN.md for the fields)."""
+from __future__ import annotations
+
+import json
+from typing import List, TextIO
+
+from ..findings import Finding
+
+
+def write(findings: List[Finding], out: TextIO) -> None:
+    json.dump([f.to_json() for f in findings], out, indent=2, ensure_ascii=False)
+    out.write("\n")

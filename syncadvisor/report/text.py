@@ -1,0 +1,47 @@
+"""`path:line:col: CODE [*] severity: message`, then a summary line."""
+from __future__ import annotations
+
+from collections import Counter
+from typing import List, TextIO
+
+from ..findings import SAFE, UNSAFE, Finding
+
+
+def location(f: Finding) -> str:
+    cell = f"cell {f.cell}:" if f.cell is not None else ""
+    return f"{f.path}:{cell}{f.line}:{f.column}"
+
+
+def write(findings: List[Finding], out: TextIO) -> None:
+    for f in findings:
+        mark = " [*]" if f.fix is not None and f.fix.applicability == SAFE else ""
+        out.write(f"{location(f)}: {f.code}{mark} {f.severity}: {f.message}\n")
+
+
+def summary(findings: List[Finding], fixed: int = 0, unsafe_hidden: bool = True) -> str:
+    if not findings and not fixed:
+        return "All checks passed."
+    parts = []
+    n = len(findings)
+    if n:
+        by_severity = Counter(f.severity for f in findings)
+        detail = ", ".join(f"{c} {s}{'s' if c != 1 else ''}" for s, c in
+                           sorted(by_severity.items(), key=lambda kv: ("error", "warning", "info").index(kv[0])))
+        parts.append(f"{n} finding{'s' if n != 1 else ''} ({detail})")
+    if fixed:
+        parts.append(f"{fixed} fixed")
+    safe = sum(1 for f in findings if f.fix is not None and f.fix.applicability == SAFE)
+    unsafe = sum(1 for f in findings if f.fix is not None and f.fix.applicability == UNSAFE)
+    if safe:
+        parts.append(f"{safe} fixable with --fix")
+    if unsafe and unsafe_hidden:
+        parts.append(f"{unsafe} more with --unsafe-fixes")
+    return ", ".join(parts) + "."
+
+
+def statistics(findings: List[Finding], out: TextIO) -> None:
+    counts = Counter((f.code, f.name) for f in findings)
+    fixable = {f.code for f in findings if f.fix is not None and f.fix.applicability == SAFE}
+    for (code, name), count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        mark = "[*]" if code in fixable else "   "
+        out.write(f"{count:6d}  {code}  {mark} {name}\n")

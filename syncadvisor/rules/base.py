@@ -1,0 +1,218 @@
+"""What a rule is: metadata, documentation, examples, and a check over the model.
+
+A rule's docstring is its documentation (`syncadvisor explain` prints it) with
+the sections *What it does*, *Why is this bad?*, *Example* and *Fix safety*.
+Its VALID and INVALID examples run as tests.
+"""
+from __future__ import annotations
+
+import inspect
+import re
+from dataclasses import dataclass, field
+from typing import ClassVar, Dict, Iterator, List, Optional, Sequence, Tuple
+
+from ..findings import ERROR, INFO, SAFE, UNSAFE, WARNING, Edit, Finding, Fix
+from ..model import tfapi
+from ..model.contexts import IN_STRATEGY, NO_STRATEGY, UNKNOWN, Context, describe_strategy
+from ..model.facts import Argument, CreationCall, FileModel, Span
+from ..model.project import LinkedFile
+from ..model.variables import VariableSite
+
+SECTIONS = ("What it does", "Why is this bad?", "Example", "Fix safety")
+
+
+@dataclass(frozen=True)
+class Expect:
+    line: int
+    column: Optional[int] = None  # 1-based
+    severity: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """Code the rule must flag, where, and (optionally) what its fixes make of it."""
+
+    source: str
+    expect: Tuple[Expect, ...]
+    fixed: Optional[str] = None  # after safe fixes
+    unsafe_fixed: Optional[str] = None  # after safe and unsafe fixes
+    config: Dict[str, object] = field(default_factory=dict)
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    severity: ClassVar[str]  # the default; a finding may be milder where TF only may raise
+    summary: ClassVar[str]
+    fix_availability: ClassVar[Optional[str]] = None  # SAFE, UNSAFE, "sometimes" or None
+    VALID: ClassVar[Sequence[str]] = ()
+    INVALID: ClassVar[Sequence[Invalid]] = ()
+
+    def check(self, ctx: "RuleContext") -> Iterator[Finding]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @classmethod
+    def documentation(cls) -> str:
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def sections(cls) -> Dict[str, str]:
+        doc = cls.documentation()
+        parts = re.split(r"^## (.+)$", doc, flags=re.M)
+        return {parts[i].strip(): parts[i + 1].strip() for i in range(1, len(parts) - 1, 2)}
+
+
+# --- judging strategy-dependent failures ----------------------------------
+
+@dataclass(frozen=True)
+class Verdict:
+    severity: str
+    where: str  # e.g. "under MirroredStrategy `strategy` (line 5)"
+
+
+def _kinds_phrase(kinds: Sequence[str]) -> str:
+    kinds = list(kinds)
+    return kinds[0] if len(kinds) == 1 else ", ".join(kinds[:-1]) + " or " + kinds[-1]
+
+
+def judge(contexts: Sequence[Context], fails_under: Sequence[str], here: str,
+          assume: str = "unknown") -> Optional[Verdict]:
+    """error where every visible strategy fails, warning where one only may."""
+    failing_kinds = set(fails_under)
+    certain: List[str] = []
+    maybe: List[str] = []
+    unknown = False
+    for ctx in sorted(contexts, key=lambda c: (c.kind, str(c.strategy))):
+        if ctx.kind == NO_STRATEGY:
+            continue
+        if ctx.kind == UNKNOWN:
+            if assume == "mirrored" and tfapi.MIRRORED in failing_kinds:
+                certain.append(f"under {tfapi.MIRRORED} (assumed by `assume-strategy`)")
+            elif assume != "none":
+                unknown = True
+            continue
+        if ctx.kind == IN_STRATEGY and ctx.strategy is not None:
+            kinds = ctx.strategy.kinds
+            failing = kinds & failing_kinds
+            if failing and failing == kinds:
+                certain.append("under " + describe_strategy(ctx.strategy, here))
+            elif failing or tfapi.ANY_STRATEGY in kinds:
+                maybe.append(f"if {describe_strategy(ctx.strategy, here)} is a "
+                             f"{_kinds_phrase([k for k in fails_under])}")
+    if certain:
+        return Verdict(ERROR, certain[0])
+    if maybe:
+        return Verdict(WARNING, maybe[0])
+    if unknown:
+        return Verdict(WARNING, f"once this runs under {_kinds_phrase(list(fails_under))} "
+                                f"(no strategy is visible here)")
+    return None
+
+
+# --- the per-file view rules work on --------------------------------------
+
+class RuleContext:
+    """One linked file, as the rules see it, with helpers to report and fix."""
+
+    def __init__(self, linked: LinkedFile, settings):
+        self.linked = linked
+        self.model: FileModel = linked.model
+        self.sites: List[VariableSite] = linked.sites
+        self.settings = settings
+        self.path = linked.model.path
+        self._rule: Optional[Rule] = None
+
+    def for_rule(self, rule: Rule) -> "RuleContext":
+        self._rule = rule
+        return self
+
+    def judge(self, site_or_contexts, fails_under: Sequence[str]) -> Optional[Verdict]:
+        contexts = getattr(site_or_contexts, "contexts", site_or_contexts)
+        return judge(list(contexts), fails_under, self.path, self.settings.assume_strategy)
+
+    def finding(self, span: Span, message: str, severity: Optional[str] = None,
+                fix: Optional[Fix] = None) -> Finding:
+        rule = self._rule
+        assert rule is not None
+        return Finding(
+            path=self.path, line=span.line, column=span.column + 1, end_line=span.end_line,
+            end_column=span.end_column + 1, code=rule.code, name=rule.name,
+            severity=severity or rule.severity, message=message, fix=fix,
+        )
+
+    # --- edits ---------------------------------------------------------------
+
+    @staticmethod
+    def replace(span: Span, content: str) -> Edit:
+        return Edit(span.line, span.column + 1, span.end_line, span.end_column + 1, content)
+
+    @staticmethod
+    def remove_argument(call: CreationCall, arg: Argument) -> Edit:
+        """Delete an argument with the comma that separates it from its neighbour."""
+        args = [a for a in call.args]
+        i = next(k for k, a in enumerate(args) if a is arg)
+        if i > 0:
+            start = args[i - 1].span
+            return Edit(start.end_line, start.end_column + 1, arg.span.end_line,
+                        arg.span.end_column + 1, "")
+        if i + 1 < len(args):
+            end = args[i + 1].span
+            return Edit(arg.span.line, arg.span.column + 1, end.line, end.column + 1, "")
+        return Edit(arg.span.line, arg.span.column + 1, arg.span.end_line,
+                    arg.span.end_column + 1, "")
+
+    @staticmethod
+    def add_argument(call: CreationCall, text: str) -> Edit:
+        """Append `text` as the last argument."""
+        keyword_args = [a for a in call.args]
+        if keyword_args:
+            last = keyword_args[-1].span
+            return Edit(last.end_line, last.end_column + 1, last.end_line,
+                        last.end_column + 1, ", " + text)
+        end = call.span
+        return Edit(end.end_line, end.end_column, end.end_line, end.end_column, text)
+
+    def drop_setting(self, site: VariableSite, setting, default_text: str) -> Tuple[Edit, ...]:
+        """Remove a keyword argument; a positional one is replaced by the default instead,
+        so later positional arguments keep their meaning."""
+        if setting.positional:
+            return (self.replace(setting.arg.value.span, default_text),)
+        return (self.remove_argument(site.call, setting.arg),)
+
+    def enum_spelling(self, setting: str, member: str, hint: Optional[str] = None
+                      ) -> Tuple[str, Tuple[Edit, ...]]:
+        """How this file can spell `tf.Variable<setting>.<member>`, and any import it needs.
+
+        `hint` is how the user already spelled the enum class at this place, if at all.
+        """
+        if hint:
+            return f"{hint}.{member}", ()
+        public = tfapi.ENUM_PUBLIC_PATH[setting]
+        aliases = self.linked.aliases
+        for qname, local in aliases.items():
+            spec = tfapi.ENUM_CLASSES.get(qname)
+            if spec is not None and spec.setting == setting and member in spec.members:
+                return f"{local}.{member}", ()
+        for module in ("tensorflow", "tensorflow.compat.v1", "tensorflow.compat.v2"):
+            if module in aliases:
+                return f"{aliases[module]}.{public}.{member}", ()
+        edit = Edit(self.model.import_line, 1, self.model.import_line, 1,
+                    "import tensorflow as tf" + self.model.newline)
+        return f"tf.{public}.{member}", (edit,)
+
+
+def written(setting_name: str, setting) -> str:
+    """`synchronization=3` as the user wrote it (positional arguments get their name)."""
+    return f"{setting_name}={setting.arg.value.text}" if setting.arg is not None else setting_name
+
+
+def enum_title(setting_name: str) -> str:
+    return "tf." + tfapi.ENUM_PUBLIC_PATH[setting_name]
+
+
+def make_fix(applicability: str, message: str, *edits: Edit) -> Fix:
+    return Fix(applicability, message, tuple(edits))
+
+
+__all__ = ["Rule", "Invalid", "Expect", "RuleContext", "Verdict", "judge", "make_fix",
+           "written", "enum_title", "SAFE", "UNSAFE", "ERROR", "WARNING", "INFO"]

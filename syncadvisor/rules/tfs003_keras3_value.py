@@ -1,0 +1,128 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..findings import Finding
+from ..model import tfapi
+from ..model.variables import INTEGER, NONE_VALUE, STRING, TF_ENUM_IN_KERAS3
+from .base import ERROR, SAFE, WARNING, Expect, Invalid, Rule, RuleContext, make_fix, written
+
+
+def keras3_string(name: str, member: str) -> str:
+    table = tfapi.KERAS3_STRING[name]
+    return next(text for text, m in table.items() if m == member)
+
+
+class Keras3Value(Rule):
+    """
+    ## What it does
+    Flags a Keras 3 API (`keras.Variable`, `Layer.add_weight`, `Metric.add_variable`,
+    `Optimizer.add_variable`; `tf.keras` from TensorFlow 2.16) given a TensorFlow enum
+    member, an upper-case or unknown string as `synchronization` or `aggregation`, and
+    `keras.Variable(synchronization=None)`.
+
+    ## Why is this bad?
+    Keras 3 takes lowercase strings only: `"auto"`, `"none"`, `"on_write"`, `"on_read"`
+    and `"none"`, `"sum"`, `"mean"`, `"only_first_replica"`. Anything else raises
+    ``ValueError: Invalid value for argument `synchronization`. Expected one of `None`,
+    `'none'`, `'on_read'`, `'on_write'`, `'auto'` ``. And `None` means `"none"` there, not
+    AUTO as in `tf.Variable`: under MirroredStrategy it raises ``ValueError: `NONE`
+    variable synchronization mode is not supported with tf.distribute strategy``.
+
+    ## Example
+    ```python
+    v = keras.Variable(0.0, synchronization=tf.VariableSynchronization.ON_READ,
+                       aggregation="SUM")
+    ```
+    Use instead:
+    ```python
+    v = keras.Variable(0.0, synchronization="on_read", aggregation="sum")
+    ```
+
+    ## Fix safety
+    Safe: the value becomes the lowercase string Keras 3 documents for the same member;
+    `synchronization=None` is dropped, which behaves the same wherever the old code ran.
+    """
+
+    code = "TFS003"
+    name = "keras3-value"
+    severity = ERROR
+    summary = "a Keras 3 API given a TF enum, an upper-case/unknown string, or synchronization=None"
+    fix_availability = "sometimes"
+
+    VALID = [
+        "import keras\nv = keras.Variable(1., synchronization='on_read', aggregation='sum')\n",
+        "import keras\nv = keras.Variable(1., aggregation=None)\n",
+        "import keras\nclass L(keras.layers.Layer):\n    def build(self, s):\n"
+        "        self.w = self.add_weight(shape=(), aggregation='mean')\n",
+    ]
+    INVALID = [
+        Invalid(
+            "import keras\nv = keras.Variable(1., synchronization='ON_READ')\n",
+            (Expect(2, 40, ERROR),),
+            fixed="import keras\nv = keras.Variable(1., synchronization=\"on_read\")\n",
+        ),
+        Invalid(
+            "import keras\nimport tensorflow as tf\n"
+            "class L(keras.layers.Layer):\n    def build(self, s):\n"
+            "        self.w = self.add_weight(shape=(), aggregation=tf.VariableAggregation.SUM)\n",
+            (Expect(5, 56, ERROR),),
+            fixed="import keras\nimport tensorflow as tf\n"
+            "class L(keras.layers.Layer):\n    def build(self, s):\n"
+            "        self.w = self.add_weight(shape=(), aggregation=\"sum\")\n",
+        ),
+        Invalid(
+            "import keras\nimport tensorflow as tf\n"
+            "strategy = tf.distribute.MirroredStrategy()\n"
+            "with strategy.scope():\n"
+            "    v = keras.Variable(1., synchronization=None)\n",
+            (Expect(5, 44, ERROR),),
+            fixed="import keras\nimport tensorflow as tf\n"
+            "strategy = tf.distribute.MirroredStrategy()\n"
+            "with strategy.scope():\n"
+            "    v = keras.Variable(1.)\n",
+        ),
+        Invalid(  # tf.keras is Keras 3 from TensorFlow 2.16 on
+            "import tensorflow as tf\nv = tf.keras.Variable(1., aggregation=tf.VariableAggregation.MEAN)\n",
+            (Expect(2, 39),),
+        ),
+    ]
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        for site in ctx.sites:
+            if site.api.values != tfapi.STRING_VALUES:
+                continue
+            for name, setting in ((tfapi.SYNC, site.sync), (tfapi.AGG, site.agg)):
+                if setting.arg is None:
+                    continue
+                finding = self._check_setting(ctx, site, name, setting)
+                if finding is not None:
+                    yield finding
+
+    def _check_setting(self, ctx: RuleContext, site, name: str, setting):
+        text = written(name, setting)
+        span = setting.arg.value.span
+        expected = ", ".join(f'"{s}"' for s in tfapi.KERAS3_STRING[name])
+        if setting.form in (TF_ENUM_IN_KERAS3, STRING, INTEGER):
+            if setting.form == TF_ENUM_IN_KERAS3 and setting.member is None:
+                return None  # a member that does not exist: TFS001 says so
+            what = {TF_ENUM_IN_KERAS3: "a TensorFlow enum member",
+                    STRING: "not one of its strings", INTEGER: "an int"}[setting.form]
+            fix = None
+            if setting.member is not None:
+                new = f'"{keras3_string(name, setting.member)}"'
+                fix = make_fix(SAFE, f"Replace with `{new}`", ctx.replace(span, new))
+            message = (f"`{text}` is {what}: {site.api.title} takes {expected} and raises "
+                       f"ValueError (\"Invalid value for argument `{name}`\")")
+            return ctx.finding(span, message, fix=fix)
+        if setting.form == NONE_VALUE and name == tfapi.SYNC:
+            verdict = ctx.judge(site, tfapi.MIRRORING_STRATEGIES)
+            where = verdict.where if verdict else ("under MirroredStrategy, "
+                                                   "MultiWorkerMirroredStrategy or TPUStrategy")
+            fix = make_fix(SAFE, "Remove `synchronization=None` (the default is \"auto\")",
+                           *ctx.drop_setting(site, setting, '"auto"'))
+            message = (f"`synchronization=None` means \"none\" in Keras 3 (not AUTO as in "
+                       f"tf.Variable): it raises ValueError (\"`NONE` variable synchronization "
+                       f"mode is not supported with tf.distribute strategy\") {where}")
+            return ctx.finding(span, message, verdict.severity if verdict else WARNING, fix)
+        return None

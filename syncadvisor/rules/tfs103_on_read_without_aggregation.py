@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..findings import Finding
+from ..model import tfapi
+from ..model.contexts import IN_STRATEGY
+from .base import WARNING, Expect, Invalid, Rule, RuleContext
+
+
+class OnReadWithoutAggregation(Rule):
+    """
+    ## What it does
+    Flags an `ON_READ` variable whose aggregation is `NONE` or not given.
+
+    ## Why is this bad?
+    An ON_READ variable keeps one copy per replica and combines them when read in
+    cross-replica context, with its aggregation. With NONE there is no way to combine
+    them: the first cross-replica read (`v.numpy()`, `v.read_value()` outside
+    `strategy.run`), checkpoint save or SavedModel export raises ``ValueError: Could not
+    convert from `tf.VariableAggregation` VariableAggregation.NONE to`tf.distribute.ReduceOp`
+    type`` under MirroredStrategy, MultiWorkerMirroredStrategy or TPUStrategy (even with
+    one replica). It is an error where such a read or save is visible, a warning
+    otherwise.
+
+    ## Example
+    ```python
+    total = tf.Variable(0.0, trainable=False,
+                        synchronization=tf.VariableSynchronization.ON_READ)
+    ```
+    Use instead:
+    ```python
+    total = tf.Variable(0.0, trainable=False,
+                        synchronization=tf.VariableSynchronization.ON_READ,
+                        aggregation=tf.VariableAggregation.SUM)
+    ```
+
+    ## Fix safety
+    Unsafe: the aggregation decides what every cross-replica read returns. It is chosen
+    from the updates seen: SUM for `assign_add`/`assign_sub` accumulators, MEAN for
+    `assign` of statistics, ONLY_FIRST_REPLICA for counters.
+    """
+
+    code = "TFS103"
+    name = "on-read-without-aggregation"
+    severity = WARNING
+    summary = "an ON_READ variable with aggregation NONE or omitted"
+    fix_availability = "unsafe"
+
+    VALID = [
+        "import tensorflow as tf\nv = tf.Variable(0., trainable=False, "
+        "synchronization=tf.VariableSynchronization.ON_READ, aggregation=tf.VariableAggregation.SUM)\n",
+        "import tf_keras\nimport tensorflow as tf\nclass M(tf_keras.metrics.Metric):\n"
+        "    def __init__(self):\n        super().__init__()\n"
+        "        self.total = self.add_weight('total', synchronization=tf.VariableSynchronization.ON_READ)\n",
+        "import tensorflow as tf\nstrategy = tf.distribute.experimental.CentralStorageStrategy()\n"
+        "with strategy.scope():\n"
+        "    v = tf.Variable(0., synchronization=tf.VariableSynchronization.ON_READ)\n",
+    ]
+    INVALID = [
+        Invalid(
+            "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\n"
+            "with strategy.scope():\n"
+            "    v = tf.Variable(0., trainable=False, synchronization=tf.VariableSynchronization.ON_READ)\n",
+            (Expect(4, 42, WARNING),),
+        ),
+        Invalid(
+            "import keras\nv = keras.Variable(0., trainable=False, synchronization='on_read', aggregation='none')\n",
+            (Expect(2, 68, WARNING),),
+        ),
+    ]
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        for site in ctx.sites:
+            if site.sync.member != "ON_READ" or site.agg.member != "NONE":
+                continue
+            if site.api.sync_forced is not None:
+                continue  # Keras 3 metric variables: the API chose ON_READ itself
+            if site.contexts and all(
+                    c.kind == IN_STRATEGY and c.strategy is not None
+                    and c.strategy.kinds <= set(tfapi.AGGREGATING_STRATEGIES)
+                    for c in site.contexts):
+                continue  # ON_READ is ignored there (TFS203)
+            verdict = ctx.judge(site, tfapi.MIRRORING_STRATEGIES)
+            where = verdict.where if verdict else (
+                "under MirroredStrategy, MultiWorkerMirroredStrategy or TPUStrategy")
+            arg = site.agg.arg if site.agg.arg is not None else site.sync.arg
+            span = arg.span if arg is not None else site.call.span
+            yield ctx.finding(
+                span,
+                "ON_READ variable without an aggregation: its first cross-replica read, "
+                "checkpoint or SavedModel export raises ValueError (\"Could not convert from "
+                f"`tf.VariableAggregation` ... to `tf.distribute.ReduceOp`\") {where}",
+                WARNING)

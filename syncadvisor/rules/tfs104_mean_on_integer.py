@@ -1,0 +1,114 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..findings import Finding
+from ..model import tfapi
+from ..model.contexts import IN_STRATEGY
+from .base import ERROR, UNSAFE, WARNING, Expect, Invalid, Rule, RuleContext, make_fix, written
+
+
+def article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"
+
+
+class MeanOnInteger(Rule):
+    """
+    ## What it does
+    Flags `aggregation=MEAN` on a variable with an integer or bool dtype: an explicit
+    `dtype=tf.int32`, `dtype="int64"`, an int literal initial value such as
+    `tf.Variable(0, ...)`, or `tf.zeros(..., tf.int32)`.
+
+    ## Why is this bad?
+    Under MirroredStrategy, MultiWorkerMirroredStrategy and TPUStrategy creating it
+    raises `ValueError: creating distributed tf.Variable with aggregation=MEAN and a
+    non-floating dtype is not supported, please use a different aggregation or dtype`
+    (Keras 3.7 shipped exactly this bug for its int counters, keras-team/keras#20700).
+    Under CentralStorageStrategy it is created, then the first replica-context update
+    fails with a dtype conversion error.
+
+    ## Example
+    ```python
+    with strategy.scope():
+        step = tf.Variable(0, trainable=False, aggregation=tf.VariableAggregation.MEAN)
+    ```
+    Use instead:
+    ```python
+    with strategy.scope():
+        step = tf.Variable(0, trainable=False,
+                           aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
+    ```
+
+    ## Fix safety
+    Unsafe: ONLY_FIRST_REPLICA keeps replica 0's update (right for counters every
+    replica advances alike); SUM adds every replica's update (right for counts of
+    per-replica work). The fix picks ONLY_FIRST_REPLICA and says so.
+    """
+
+    code = "TFS104"
+    name = "mean-on-integer"
+    severity = ERROR
+    summary = "aggregation MEAN on an integer or bool variable"
+    fix_availability = "unsafe"
+
+    VALID = [
+        "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n"
+        "    v = tf.Variable(0., aggregation=tf.VariableAggregation.MEAN)\n",
+        "import tensorflow as tf\nv = tf.Variable(0, aggregation=tf.VariableAggregation.MEAN)\n",
+    ]
+    INVALID = [
+        Invalid(
+            "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n"
+            "    step = tf.Variable(0, trainable=False, aggregation=tf.VariableAggregation.MEAN)\n",
+            (Expect(4, 44, ERROR),),
+            unsafe_fixed="import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\n"
+            "with strategy.scope():\n"
+            "    step = tf.Variable(0, trainable=False, aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)\n",
+        ),
+        Invalid(
+            "import tensorflow as tf\ndef counter():\n"
+            "    return tf.Variable(tf.zeros((), tf.int64), aggregation=tf.VariableAggregation.MEAN)\n",
+            (Expect(3, 48, WARNING),),
+        ),
+        Invalid(
+            "import keras\ndef step_counter():\n"
+            "    return keras.Variable(0, dtype='int32', aggregation='mean')\n",
+            (Expect(3, 45, WARNING),),
+        ),
+    ]
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        for site in ctx.sites:
+            if site.agg.member != "MEAN" or site.dtype not in tfapi.INTEGER_DTYPES:
+                continue
+            if site.agg.arg is None:
+                continue
+            verdict = ctx.judge(site, tfapi.MIRRORING_STRATEGIES)
+            if verdict is None:
+                central = [c for c in site.contexts if c.kind == IN_STRATEGY and c.strategy
+                           and c.strategy.kinds & set(tfapi.AGGREGATING_STRATEGIES)]
+                if not central:
+                    continue
+                where = ("under CentralStorageStrategy/ParameterServerStrategy it is created, "
+                         "then its first replica-context update fails")
+                severity, message_tail = WARNING, where
+            else:
+                severity = verdict.severity
+                message_tail = (f"creating it raises ValueError (\"creating distributed "
+                                f"tf.Variable with aggregation=MEAN and a non-floating dtype is "
+                                f"not supported\") {verdict.where}")
+            arg = site.agg.arg
+            imports: tuple = ()
+            if site.family == tfapi.KERAS3:
+                new = '"only_first_replica"'
+            else:
+                new, imports = ctx.enum_spelling(tfapi.AGG, "ONLY_FIRST_REPLICA",
+                                                 arg.value.prefix_text)
+            fix = make_fix(UNSAFE, f"Use {new} (keeps replica 0's update; use SUM if each "
+                                   f"replica counts its own work)",
+                           ctx.replace(arg.value.span, new), *imports)
+            yield ctx.finding(
+                arg.span,
+                f"`{written('aggregation', site.agg)}` on {article(site.dtype)} {site.dtype} variable: "
+                f"{message_tail}",
+                severity, fix)
