@@ -18,3 +18,19 @@ def check_source(source: str, filename: str = "snippet.py", settings: Optional[S
         table = {key.replace("_", "-"): value for key, value in config.items()}
         settings = settings_from_table(table, ".", "check_source()")
     return check_sources({filename: source}, settings).findings
+
+
+def linked_files(paths, settings: Optional[Settings] = None):
+    """The linked model of every Python file under `paths`: what the rules see.
+
+    Each `LinkedFile` has `.model` (the per-file facts) and `.sites` (normalised
+    `VariableSite`s: `.api`, `.sync`, `.agg`, `.trainable`, `.dtype`, `.call`, `.contexts`).
+    """
+    from .engine import analyze_path
+    from .files import discover
+    from .model.project import Project
+
+    settings = settings or Settings()
+    results = [analyze_path(p, settings) for p in discover(list(paths), settings)]
+    project = Project([r.model for r in results if r.model is not None])
+    return [project.link(r.model) for r in results if r.model is not None]

@@ -57,6 +57,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     explain = sub.add_parser("explain", help="what a rule checks, why, and how it fixes")
     explain.add_argument("code", metavar="CODE")
+
+    from .profile import cli as profile_cli  # argument definitions only: no TensorFlow
+
+    profile = sub.add_parser(
+        "profile", help="measure each synchronization/aggregation choice on the devices at hand "
+                        "(needs `pip install 'syncadvisor[profile]'`)")
+    profile_cli.add_arguments(profile)
     return parser
 
 
@@ -70,6 +77,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return _rules(args)
         if args.command == "explain":
             return _explain(args)
+        if args.command == "profile":
+            from .profile import cli as profile_cli
+
+            return profile_cli.run(args)
         parser.print_help()
         return EXIT_ERROR
     except (ConfigError, UsageError) as exc:

@@ -8,7 +8,7 @@ the tree.
 from __future__ import annotations
 
 import re
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -17,7 +17,7 @@ from . import tfapi
 from .facts import (
     BOOL, CALL, FLOAT, INT, NONE, OTHER, QNAME, STR,
     Argument, Bound, CallEdge, ClassInfo, CreationCall, EnumRef, FileModel, FunctionInfo,
-    ScopeEntry, Span, Value,
+    LayerCall, ObjectUse, Read, ReplicaEntry, ScopeEntry, Span, Update, Value,
 )
 from .names import CLASS, COMPREHENSION, FUNCTION, MODULE, Binding, NameResolver, PendingRef, Scope
 
@@ -42,7 +42,7 @@ def dotted_parts(node: cst.BaseExpression) -> Optional[Tuple[str, ...]]:
 class _Function:
     """Walk state for one function, or for the module (id None)."""
 
-    __slots__ = ("id", "self_name", "klass", "scopes", "info")
+    __slots__ = ("id", "self_name", "klass", "scopes", "info", "stateless")
 
     def __init__(self, id_: Optional[str], self_name: Optional[str], klass: Optional[str],
                  info: Optional[FunctionInfo]):
@@ -51,6 +51,7 @@ class _Function:
         self.klass = klass
         self.scopes: List[int] = []  # open `with X.scope()` entries, innermost last
         self.info = info
+        self.stateless = 0  # open `with StatelessScope(...)` blocks
 
 
 class ModelBuilder(cst.CSTVisitor):
@@ -77,6 +78,13 @@ class ModelBuilder(cst.CSTVisitor):
         self._keras_imports: set = set()
         # Local names that may stand for a variable-creating callable (`Variable as V`).
         self._creation_aliases: set = set()
+        self._creation_of_node: Dict[int, int] = {}  # id(call node) -> creation index
+        self._entry_lambdas: set = set()  # lambdas passed to strategy.run & co
+        # Calls whose meaning depends on what their callee resolves to.
+        self._pending_updates: List[Tuple[Update, Optional[PendingRef], Optional[Tuple[Bound, Optional[Value]]]]] = []
+        self._pending_checkpoints: List[Tuple[PendingRef, List[Read]]] = []
+        self._pending_saves: List[Tuple[PendingRef, Read, Optional[Read]]] = []
+        self._pending_layer_calls: List[Tuple[LayerCall, PendingRef]] = []
 
     # --- small helpers -------------------------------------------------------
 
@@ -120,14 +128,14 @@ class ModelBuilder(cst.CSTVisitor):
         """Bind an assignment target; `value` is its right-hand side when it gets one value."""
         if isinstance(target, cst.Name):
             parts = dotted_parts(value) if value is not None else None
-            if parts is not None:  # an alias such as `S = tf.VariableSynchronization`
+            if parts is not None and not self._self_head(parts):
+                # An alias such as `S = tf.VariableSynchronization`.
                 self._bind(target.value, Bound("qname", text=target.value,
                                                span=self._span(value)), alias=parts)
             else:
                 self._bind(target.value, self._bound_for(value, target.value))
         elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self._bind_target(element.value, None)
+            self._bind_unpacking(target, value)
         elif isinstance(target, cst.StarredElement):
             self._bind_target(target.value, None)
         elif isinstance(target, cst.Attribute) and self._is_self(target.value):
@@ -136,13 +144,62 @@ class ModelBuilder(cst.CSTVisitor):
                 bound = self._bound_for(value, "self." + target.attr.value)
                 klass.attrs.setdefault(target.attr.value, []).append(bound)
 
+    def _bind_unpacking(self, target, value: Optional[cst.BaseExpression]) -> None:
+        """`a, b = x, y` element by element; `a, b = f()` to the items of what f returns."""
+        elements = target.elements
+        if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(elements) \
+                and not any(isinstance(e, cst.StarredElement) for e in value.elements):
+            for element, item in zip(elements, value.elements):
+                self._bind_target(element.value, item.value)
+            return
+        if value is None or any(isinstance(e, cst.StarredElement) for e in elements):
+            for element in elements:
+                self._bind_target(element.value, None)
+            return
+        source = self._bound_for(value, self._code(value))
+        for i, element in enumerate(elements):
+            if isinstance(element.value, cst.Name):
+                self._bind(element.value.value, Bound("item", text=element.value.value,
+                                                      attr=str(i), options=(source,)))
+            else:
+                self._bind_target(element.value, None)
+
+    def _bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
+        """`for a in xs`, `for a, b in zip(xs, ys)`, `for i, a in enumerate(xs)`."""
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) \
+                and isinstance(target, (cst.Tuple, cst.List)):
+            sources = [a.value for a in iterable.args if not a.star]
+            if iterable.func.value == "enumerate" and len(target.elements) == 2 and sources:
+                sources = [None, sources[0]]  # type: ignore[list-item]
+            elif iterable.func.value != "zip":
+                sources = []
+            if len(sources) == len(target.elements):
+                for element, source in zip(target.elements, sources):
+                    if isinstance(element.value, cst.Name) and source is not None:
+                        self._bind(element.value.value, self._element_of(source))
+                    else:
+                        self._bind_target(element.value, None)
+                return
+        if isinstance(target, cst.Name):
+            self._bind(target.value, self._element_of(iterable))
+        else:
+            self._bind_target(target, None)
+
+    def _element_of(self, source: cst.BaseExpression) -> Bound:
+        return Bound("element", text=self._code(source), options=(self._ref_bound(source),))
+
+    def _self_head(self, parts: Tuple[str, ...]) -> bool:
+        fn = self._fn
+        return fn.self_name is not None and fn.klass is not None and parts[0] == fn.self_name
+
     def _bound_for(self, value: Optional[cst.BaseExpression], text: str) -> Bound:
-        """What a name bound to `value` is: a qualified name, a call's result, or local."""
+        """What a name bound to `value` is: a qualified name, a call's result, a
+        container of variables, or local."""
         if value is None:
             return Bound("local", text=text)
         span = self._span(value)
         parts = dotted_parts(value)
-        if parts is not None:
+        if parts is not None and not self._self_head(parts):
             if len(parts) == 1:
                 # A plain name: it is bound to whatever that name is bound to.
                 bound = Bound("names", text=text, span=span)
@@ -151,17 +208,61 @@ class ModelBuilder(cst.CSTVisitor):
             bound = Bound("qname", text=text, span=span)
             self._pending_bounds.append((bound, self._ref(parts)))
             return bound
+        if isinstance(value, (cst.Attribute, cst.Subscript)):
+            return self._ref_bound(value, text)
         if isinstance(value, cst.Call):
             func = value.func
+            creation = self._creation_of_node.get(id(value))
             if isinstance(func, cst.Attribute) and self._is_self(func.value):
                 return Bound("method", qname=self._fn.klass, attr=func.attr.value, text=text,
-                             span=span)
+                             span=span, creation=creation)
             func_parts = dotted_parts(func)
             if func_parts is not None:
-                bound = Bound("call", text=text, span=span)
+                first = next((a.value for a in value.args if not a.star and a.keyword is None), None)
+                options = (self._ref_bound(first),) if isinstance(
+                    first, (cst.Name, cst.Attribute, cst.Lambda)) else ()
+                bound = Bound("call", text=text, span=span, creation=creation, options=options)
                 self._pending_bounds.append((bound, self._ref(func_parts)))
                 return bound
+            return Bound("local", text=text, span=span, creation=creation)
+        if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+            elements = tuple(self._bound_for(e.value, text) for e in value.elements
+                             if not isinstance(e, cst.StarredElement))
+            return Bound("container", text=text, span=span, options=elements)
+        if isinstance(value, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+            return Bound("container", text=text, span=span,
+                         options=(self._bound_for(value.elt, text),))
         return Bound("local", text=text, span=span)
+
+    def _ref_bound(self, node: cst.BaseExpression, text: Optional[str] = None) -> Bound:
+        """What an expression used as an object refers to: `v`, `self.v`, `obj.v`,
+        `xs[i]`, `f()`, a lambda."""
+        text = text if text is not None else self._code(node)
+        if isinstance(node, cst.Name):
+            return self._bound_for(node, text)
+        if isinstance(node, cst.Attribute):
+            if self._is_self(node.value):
+                return Bound("self-attr", qname=self._fn.klass, attr=node.attr.value, text=text,
+                             span=self._span(node))
+            bound = Bound("attr", text=text, span=self._span(node), attr=node.attr.value,
+                          options=(self._ref_bound(node.value),))
+            parts = dotted_parts(node)
+            if parts is not None and not self._self_head(parts):
+                self._pending_bounds.append((bound, self._ref(parts)))  # maybe a module attribute
+            return bound
+        if isinstance(node, cst.Subscript):
+            return Bound("element", text=text, span=self._span(node),
+                         options=(self._ref_bound(node.value),))
+        if isinstance(node, cst.Lambda):
+            return Bound("qname", qname=self._lambda_id(node), text="lambda", span=self._span(node))
+        if isinstance(node, cst.Call):
+            return self._bound_for(node, text)
+        return Bound("local", text=text, span=self._span(node))
+
+    def _lambda_id(self, node: cst.Lambda) -> str:
+        span = self._span(node)
+        owner = self._fn.id or self.model.module
+        return f"{owner}.<lambda@{span.line}:{span.column}>"
 
     # --- values --------------------------------------------------------------
 
@@ -316,11 +417,21 @@ class ModelBuilder(cst.CSTVisitor):
         self._pop_scope()
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
+        outer = self._fn
+        lambda_id = self._lambda_id(node)
+        info = FunctionInfo(lambda_id, "<lambda>", None, self._span(node))
+        self.model.functions[lambda_id] = info
+        if id(node) not in self._entry_lambdas:
+            # Runs where it is written (tf.cond, map_fn, sorted...): the context it sits in.
+            self.model.calls.append(CallEdge(outer.id, Bound("call", qname=lambda_id),
+                                             tuple(outer.scopes), info.span))
         self._scope = Scope(FUNCTION, self._scope)
         for param in _param_names(node.params):
             self._bind_local(param)
+        self._functions.append(_Function(lambda_id, outer.self_name, outer.klass, info))
 
     def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self._functions.pop()
         self._pop_scope()
 
     def _enter_comprehension(self, node: cst.CSTNode) -> None:
@@ -336,18 +447,30 @@ class ModelBuilder(cst.CSTVisitor):
         self._scope = self._scope.parent or self._module_scope
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
-        self._bind_target(node.target, None)
+        self._bind_loop_target(node.target, node.iter)
 
-    def visit_Return(self, node: cst.Return) -> None:
+    def leave_Return(self, original_node: cst.Return) -> None:
         info = self._fn.info
-        if info is not None and node.value is not None:
-            info.returns.append(self._bound_for(node.value, "return value"))
+        if info is not None and original_node.value is not None:
+            info.returns.append(self._bound_for(original_node.value, "return value"))
 
     # --- other bindings ---------------------------------------------------------
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
         for target in original_node.targets:
             self._bind_target(target.target, original_node.value)
+        value = original_node.value
+        target = self._code(original_node.targets[0].target)
+        if isinstance(value, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+            elements, target = [value.elt], target + "[...]"
+        elif isinstance(value, (cst.List, cst.Tuple)):
+            elements, target = [e.value for e in value.elements], target + "[...]"
+        else:
+            elements = [value]
+        for element in elements:
+            index = self._creation_of_node.get(id(element))
+            if index is not None:
+                self.model.creations[index].target = target
 
     def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
         self._bind_target(original_node.target, original_node.value)
@@ -360,7 +483,7 @@ class ModelBuilder(cst.CSTVisitor):
         self._bind_target(original_node.target, original_node.value)
 
     def visit_For(self, node: cst.For) -> None:
-        self._bind_target(node.target, None)
+        self._bind_loop_target(node.target, node.iter)
 
     def visit_AsName(self, node: cst.AsName) -> None:
         # `with ... as x` and `except ... as x`; import aliases never get here.
@@ -370,6 +493,7 @@ class ModelBuilder(cst.CSTVisitor):
 
     def visit_With(self, node: cst.With) -> None:
         fn = self._fn
+        fn.stateless += sum(1 for item in node.items if _is_stateless_scope(item.item))
         for item in node.items:
             receiver = _scope_receiver(item.item)
             if receiver is None:
@@ -380,6 +504,8 @@ class ModelBuilder(cst.CSTVisitor):
             fn.scopes.append(len(self.model.scopes) - 1)
 
     def leave_With(self, original_node: cst.With) -> None:
+        self._fn.stateless -= sum(1 for item in original_node.items
+                                  if _is_stateless_scope(item.item))
         for item in original_node.items:
             if _scope_receiver(item.item) is not None:
                 self._fn.scopes.pop()
@@ -408,22 +534,121 @@ class ModelBuilder(cst.CSTVisitor):
         else:
             parts = dotted_parts(func)
             if parts is not None:
-                callee = Bound("call", text=".".join(parts))
+                # A function, a class, a method of an object (`model.build()`), or an
+                # object's `__call__` (`accumulator(grads)`).
+                if isinstance(func, cst.Attribute):
+                    options, method = (self._ref_bound(func.value),), last
+                else:
+                    options, method = (self._ref_bound(func),), "__call__"
+                callee = Bound("call", text=".".join(parts), attr=method, options=options)
                 self._pending_bounds.append((callee, self._ref(parts)))
                 self.model.calls.append(
                     CallEdge(fn.id, callee, tuple(fn.scopes), self._span(node)))
         if last in tfapi.CREATION_CALLEE_NAMES or last in self._creation_aliases:
             self._record_creation(node, func, last, fn)
+        if last in tfapi.UPDATE_CALLEE_NAMES and not fn.stateless:
+            self._record_update(node, func, last, fn)
+        if isinstance(func, cst.Attribute):
+            if last in tfapi.READ_METHODS and not node.args:
+                self.model.reads.append(Read(self._ref_bound(func.value), last, self._span(node),
+                                             fn.id, tuple(fn.scopes)))
+            if last in tfapi.REPLICA_RUN_METHODS or last in tfapi.REPLICA_CALL_METHODS \
+                    or last in tfapi.CROSS_REPLICA_FN_METHODS:
+                self._record_entry(node, func, last, fn)
+            if last in tfapi.OBJECT_USE_METHODS:
+                self.model.uses.append(ObjectUse(self._ref_bound(func.value), last,
+                                                 self._span(node), fn.id, tuple(fn.scopes)))
+        if last == "Checkpoint" or last in tfapi.SAVE_METHODS:
+            self._record_save(node, func, last, fn)
+        if last in tfapi.BATCH_NORMALIZATION_NAMES:
+            parts = dotted_parts(func)
+            if parts is not None:
+                layer = LayerCall(None, self._arguments(node), self._span(node), fn.id,
+                                  tuple(fn.scopes))
+                self._pending_layer_calls.append((layer, self._ref(parts)))
+
+    def _arguments(self, node: cst.Call) -> Tuple[Argument, ...]:
+        return tuple(
+            Argument(arg.keyword.value if arg.keyword else None, self._value(arg.value),
+                     self._span(arg), arg.star if isinstance(arg.star, str) else "")
+            for arg in node.args)
+
+    def _record_update(self, node: cst.Call, func: cst.BaseExpression, last: str,
+                       fn: _Function) -> None:
+        positional = [a.value for a in node.args if not a.star and a.keyword is None]
+        value = self._value(positional[0]) if positional else None
+        receiver = self._ref_bound(func.value) if isinstance(func, cst.Attribute) else \
+            Bound("local", text=last)
+        update = Update(receiver, last, value, self._span(node), fn.id, tuple(fn.scopes))
+        # `tf.compat.v1.assign(ref, value)`, or a Keras optimizer's `self.assign(var, value)`:
+        # the first argument is what changes.
+        alternative = None
+        if positional:
+            second = self._value(positional[1]) if len(positional) > 1 else None
+            alternative = (self._ref_bound(positional[0]), second)
+        parts = dotted_parts(func)
+        ref = self._ref(parts) if parts is not None else None
+        if isinstance(func, cst.Attribute) and self._is_self(func.value) and len(positional) >= 2:
+            ref = None
+            update.receiver, update.value = alternative  # type: ignore[misc]
+            alternative = None
+        self._pending_updates.append((update, ref, alternative))
+
+    def _record_entry(self, node: cst.Call, func: cst.Attribute, last: str,
+                      fn: _Function) -> None:
+        args = [a for a in node.args if not a.star]
+        positional = [a.value for a in args if a.keyword is None]
+        keywords = {a.keyword.value: a.value for a in args if a.keyword is not None}
+        receiver = func.value
+        if last in tfapi.CROSS_REPLICA_FN_METHODS:
+            if last == "update" and not (isinstance(receiver, cst.Attribute)
+                                         and receiver.attr.value == "extended"):
+                return
+            index = tfapi.CROSS_REPLICA_FN_METHODS[last]
+            target = keywords.get("merge_fn" if last == "merge_call" else "fn")
+            if target is None and len(positional) > index:
+                target = positional[index]
+            kind, strategy = "cross", None
+        else:
+            target = keywords.get("fn", positional[0] if positional else None)
+            if last in tfapi.REPLICA_CALL_METHODS:
+                if not (isinstance(receiver, cst.Attribute) and receiver.attr.value == "extended"):
+                    return
+                receiver = receiver.value
+            kind, strategy = "replica", self._ref_bound(receiver)
+        if target is None:
+            return
+        if isinstance(target, cst.Lambda):
+            self._entry_lambdas.add(id(target))
+        self.model.entries.append(ReplicaEntry(kind, strategy, self._ref_bound(target),
+                                               self._span(node), fn.id, tuple(fn.scopes)))
+
+    def _record_save(self, node: cst.Call, func: cst.BaseExpression, last: str,
+                     fn: _Function) -> None:
+        parts = dotted_parts(func)
+        span, scopes = self._span(node), tuple(fn.scopes)
+        if last == "Checkpoint":
+            if parts is None:
+                return
+            reads = [Read(self._ref_bound(a.value), "checkpoint", span, fn.id, scopes)
+                     for a in node.args if a.keyword is not None]
+            self._pending_checkpoints.append((self._ref(parts), reads))
+            return
+        positional = [a.value for a in node.args if not a.star and a.keyword is None]
+        function_style = Read(self._ref_bound(positional[0]), "save", span, fn.id, scopes) \
+            if positional else None
+        method_style = Read(self._ref_bound(func.value), "save", span, fn.id, scopes) \
+            if isinstance(func, cst.Attribute) else None
+        if parts is not None and function_style is not None:
+            self._pending_saves.append((self._ref(parts), function_style, method_style))
+        elif method_style is not None:
+            self.model.reads.append(method_style)
 
     def _record_creation(self, node: cst.Call, func: cst.BaseExpression, last: str,
                          fn: _Function) -> None:
         method = last if last in tfapi.CREATION_METHODS else None
         on_self = bool(method and isinstance(func, cst.Attribute) and self._is_self(func.value))
-        args = tuple(
-            Argument(arg.keyword.value if arg.keyword else None, self._value(arg.value),
-                     self._span(arg), arg.star if isinstance(arg.star, str) else "")
-            for arg in node.args
-        )
+        args = self._arguments(node)
         parts = dotted_parts(func)
         creation = CreationCall(
             callee=None, method=method, on_self=on_self, klass=fn.klass if on_self else None,
@@ -431,10 +656,16 @@ class ModelBuilder(cst.CSTVisitor):
             func_text=".".join(parts) if parts else self._code(func), scopes=tuple(fn.scopes),
         )
         self._pending_creations.append((creation, self._ref(parts) if parts else None))
+        self._creation_of_node[id(node)] = len(self.model.creations)
         self.model.creations.append(creation)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         member = node.attr.value
+        if self._is_self(node.value):
+            key = (self._fn.id, member)
+            loads = self.model.self_loads
+            loads[key] = loads.get(key, 0) + 1
+            return
         if not _MEMBER_LIKE.match(member):
             return
         parts = dotted_parts(node.value)
@@ -479,6 +710,22 @@ class ModelBuilder(cst.CSTVisitor):
             bound.options = tuple(b for b in self._bounds_of_name(ref) if b is not bound)
         for creation, ref in self._pending_creations:
             creation.callee = resolve(ref) if ref is not None else None
+        for update, ref, alternative in self._pending_updates:
+            if ref is not None and alternative is not None and \
+                    resolve(ref) in tfapi.UPDATE_FUNCTIONS:
+                update.receiver, update.value = alternative
+            self.model.updates.append(update)
+        for ref, reads in self._pending_checkpoints:
+            if resolve(ref) in tfapi.CHECKPOINT_CLASSES:
+                self.model.reads.extend(reads)
+        for ref, function_style, method_style in self._pending_saves:
+            if resolve(ref) in tfapi.SAVE_FUNCTIONS:
+                self.model.reads.append(function_style)
+            elif method_style is not None:
+                self.model.reads.append(method_style)
+        for layer, ref in self._pending_layer_calls:
+            layer.callee = resolve(ref)
+            self.model.layer_calls.append(layer)
         for info, refs in self._pending_bases:
             info.bases = tuple(q for q in (resolve(r) for r in refs) if q)
         for ref, member, span, member_span, text in self._pending_enum_refs:
@@ -524,6 +771,15 @@ def _param_names(params: cst.Parameters) -> List[str]:
 def _is_static(node: cst.FunctionDef) -> bool:
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
                for d in node.decorators)
+
+
+def _is_stateless_scope(item: cst.BaseExpression) -> bool:
+    if not isinstance(item, cst.Call):
+        return False
+    func = item.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else \
+        func.value if isinstance(func, cst.Name) else ""
+    return name in tfapi.STATELESS_SCOPE_NAMES
 
 
 def _scope_receiver(item: cst.BaseExpression) -> Optional[cst.BaseExpression]:

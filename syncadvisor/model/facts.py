@@ -63,16 +63,20 @@ class Argument:
 class Bound:
     """What a name (or `self.attr`) is bound to."""
 
-    # "qname": a qualified name; "call": the result of calling `qname`;
-    # "method": the result of `self.<attr>()` in class `qname`; "self-attr": `self.<attr>`
-    # of class `qname`; "names": whatever another name is bound to (`options`);
-    # "local": anything else.
+    # "qname": a qualified name; "call": the result of calling `qname` (`options`: its
+    # first argument, for wrappers such as tf.function); "method": the result of
+    # `self.<attr>()` in class `qname`; "self-attr": `self.<attr>` of class `qname`;
+    # "names": whatever another name is bound to (`options`); "container": a list or
+    # tuple of `options`; "element": an element of `options[0]` (`x[i]`, a loop
+    # variable); "attr": `<options[0]>.<attr>`; "item": item number `attr` of what
+    # `options[0]` is (`a, b = f()`); "local": anything else.
     kind: str
     qname: Optional[str] = None
     text: str = ""  # the source text, for messages
     span: Optional[Span] = None
     attr: Optional[str] = None
     options: Tuple["Bound", ...] = ()
+    creation: Optional[int] = None  # index into FileModel.creations when a call creates a variable
 
 
 @dataclass
@@ -113,6 +117,70 @@ class ScopeEntry:
     function: Optional[str]
 
 
+# Update kinds of `Update.method`
+ASSIGN_METHODS = ("assign", "assign_add", "assign_sub")
+
+
+@dataclass
+class Update:
+    """`v.assign_add(x)`, `tf.compat.v1.assign(v, x)`, `v.scatter_add(...)`."""
+
+    receiver: Bound
+    method: str
+    value: Optional[Value]
+    span: Span
+    function: Optional[str]
+    scopes: Tuple[int, ...]
+
+
+@dataclass
+class Read:
+    """A read that reduces an ON_READ variable, or a save of it: `v.numpy()`,
+    `tf.train.Checkpoint(v=v)`, `tf.saved_model.save(obj, ...)`, `obj.save(...)`."""
+
+    receiver: Bound
+    kind: str  # "numpy" | "read_value" | "value" | "checkpoint" | "save"
+    span: Span
+    function: Optional[str]
+    scopes: Tuple[int, ...]
+
+
+@dataclass
+class ReplicaEntry:
+    """`strategy.run(fn)` and friends: `fn` runs in replica context; for `merge_call`
+    and `extended.update` it runs in cross-replica context."""
+
+    kind: str  # "replica" | "cross"
+    strategy: Optional[Bound]
+    fn: Bound
+    span: Span
+    function: Optional[str]
+    scopes: Tuple[int, ...]
+
+
+@dataclass
+class ObjectUse:
+    """A method call on an object that may be a Keras model or metric:
+    `model.compile(...)`, `model.fit(...)`, `metric.update_state(...)`."""
+
+    receiver: Bound
+    method: str
+    span: Span
+    function: Optional[str]
+    scopes: Tuple[int, ...]
+
+
+@dataclass
+class LayerCall:
+    """A call that may construct a Keras layer we care about (BatchNormalization)."""
+
+    callee: Optional[str]
+    args: Tuple[Argument, ...]
+    span: Span
+    function: Optional[str]
+    scopes: Tuple[int, ...]
+
+
 @dataclass
 class CallEdge:
     caller: Optional[str]  # function id; None for module level
@@ -151,6 +219,13 @@ class FileModel:
     functions: Dict[str, FunctionInfo] = field(default_factory=dict)
     classes: Dict[str, ClassInfo] = field(default_factory=dict)
     globals: Dict[str, List[Bound]] = field(default_factory=dict)  # module-level bindings
+    updates: List[Update] = field(default_factory=list)
+    reads: List[Read] = field(default_factory=list)
+    entries: List[ReplicaEntry] = field(default_factory=list)
+    uses: List[ObjectUse] = field(default_factory=list)
+    layer_calls: List[LayerCall] = field(default_factory=list)
+    # (function id, attr) -> how often `self.<attr>` is loaded there
+    self_loads: Dict[Tuple[Optional[str], str], int] = field(default_factory=dict)
     keras_families: Tuple[str, ...] = ()  # Keras families this file imports
     import_line: int = 1  # where a fix may insert an import (after docstring, __future__)
     newline: str = "\n"

@@ -2,16 +2,18 @@
 
 Per-file models are built (and cached) independently; linking adds what needs
 the whole run: strategy contexts through calls across modules, Keras class
-hierarchies, and the normalised variable sites.
+hierarchies, the normalised variable sites, and their usage in replica or
+cross-replica context.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Iterable, List
+from typing import Dict, Iterable, List, Optional, Tuple
 
 from .contexts import ContextAnalysis, ProjectIndex
 from .facts import FileModel
-from .variables import VariableSite, variable_sites
+from .usage import UsageAnalysis
+from .variables import VariableSite, keras_class_kind, variable_sites
 
 
 @dataclass
@@ -26,9 +28,30 @@ class Project:
     def __init__(self, models: Iterable[FileModel]):
         self.index = ProjectIndex(models)
         self.contexts = ContextAnalysis(self.index)
+        self.usage = UsageAnalysis(self.index, self.contexts, self.keras_kind)
+        self.sites: Dict[str, List[VariableSite]] = {}
+        by_key: Dict[Tuple[str, int], VariableSite] = {}
+        for fm in self.index.files:
+            sites = variable_sites(fm, self.index, self.contexts)
+            self.sites[fm.path] = sites
+            for site in sites:
+                by_key[site.key] = site
+        for key, updates in self.usage.updates().items():
+            if key in by_key:
+                by_key[key].updates.extend(updates)
+        for key, reads in self.usage.reads().items():
+            if key in by_key:
+                by_key[key].reads.extend(reads)
+        self.by_key = by_key
+
+    def keras_kind(self, class_id: str) -> Tuple[Optional[str], Optional[str]]:
+        fm = self.index.class_files.get(class_id)
+        if fm is None:
+            return None, None
+        return keras_class_kind(class_id, fm, self.index)
 
     def link(self, fm: FileModel) -> LinkedFile:
-        return LinkedFile(fm, variable_sites(fm, self.index, self.contexts), aliases(fm), self)
+        return LinkedFile(fm, self.sites.get(fm.path, []), aliases(fm), self)
 
 
 def aliases(fm: FileModel) -> Dict[str, str]:

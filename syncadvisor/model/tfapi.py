@@ -94,7 +94,8 @@ class ApiSpec:
     keyword_only: FrozenSet[str] = frozenset()
     accepts_any_keyword: bool = False  # **kwargs
     values: str = ENUM_VALUES
-    sync_default: Optional[str] = "AUTO"  # None: the parameter does not exist
+    # What the variable gets when the argument is not written (or cannot be).
+    sync_default: Optional[str] = "AUTO"
     agg_default: Optional[str] = "NONE"
     sync_forced: Optional[str] = None  # e.g. Keras 3 metric variables are always ON_READ
     trainable_default: str = TRAINABLE_NOT_ON_READ
@@ -200,7 +201,6 @@ KERAS3_LAYER_ADD_WEIGHT = ApiSpec(
     keyword_only=frozenset({"trainable", "autocast", "regularizer", "constraint", "aggregation",
                             "overwrite_with_gradient", "name"}),
     values=STRING_VALUES,
-    sync_default=None,
     trainable_default=TRAINABLE_TRUE,
     initializer_param="initializer",
 )
@@ -209,7 +209,6 @@ KERAS3_METRIC_ADD_VARIABLE = ApiSpec(
     KERAS3,
     ("shape", "initializer", "dtype", "aggregation", "name"),
     values=STRING_VALUES,
-    sync_default=None,
     sync_forced="ON_READ",
     agg_default="SUM",
     trainable_default=TRAINABLE_FALSE,
@@ -221,9 +220,8 @@ KERAS3_METRIC_ADD_WEIGHT = ApiSpec(
     KERAS3,
     ("shape", "initializer", "dtype", "name"),
     values=STRING_VALUES,
-    sync_default=None,
     sync_forced="ON_READ",
-    agg_default=None,
+    agg_default="SUM",  # it calls add_variable, whose default is "sum"
     trainable_default=TRAINABLE_FALSE,
     has_trainable=False,
     initializer_param="initializer",
@@ -233,7 +231,6 @@ KERAS3_OPTIMIZER_ADD_VARIABLE = ApiSpec(
     KERAS3,
     ("shape", "initializer", "dtype", "aggregation", "layout", "name"),
     values=STRING_VALUES,
-    sync_default=None,
     trainable_default=TRAINABLE_FALSE,
     has_trainable=False,
     initializer_param="initializer",
@@ -428,3 +425,67 @@ def tf_keras_is_keras3(target_tensorflow: Tuple[int, int], keras: str) -> bool:
     if keras == "3":
         return True
     return target_tensorflow >= (2, 16)
+
+
+# --- usage -------------------------------------------------------------------
+
+ASSIGN_METHODS = frozenset({"assign", "assign_add", "assign_sub"})
+SCATTER_METHODS = frozenset({
+    "scatter_add", "scatter_sub", "scatter_mul", "scatter_div", "scatter_min", "scatter_max",
+    "scatter_update", "batch_scatter_update", "scatter_nd_add", "scatter_nd_sub",
+    "scatter_nd_update", "scatter_nd_max", "scatter_nd_min",
+})
+UPDATE_METHODS = ASSIGN_METHODS | SCATTER_METHODS
+# Scatter ops a MirroredVariable refuses unless its aggregation is NONE or
+# ONLY_FIRST_REPLICA (values.MirroredVariable.scatter_min/max/update); the others
+# go through the normal aggregated update.
+SCATTER_NEEDS_NONE_AGGREGATION = frozenset({"scatter_min", "scatter_max", "scatter_update"})
+# Module functions that update their first argument: tf.compat.v1.assign(ref, value).
+UPDATE_FUNCTIONS: Dict[str, str] = {}
+for _module in ("tensorflow", "tensorflow.compat.v1", "tensorflow.python.ops.state_ops"):
+    for _name in ("assign", "assign_add", "assign_sub", "scatter_add", "scatter_sub",
+                  "scatter_update", "scatter_nd_update", "scatter_nd_add", "scatter_mul",
+                  "scatter_div", "scatter_min", "scatter_max"):
+        UPDATE_FUNCTIONS[f"{_module}.{_name}"] = _name
+UPDATE_CALLEE_NAMES = frozenset(UPDATE_METHODS)
+
+# Reads that reduce an ON_READ variable in cross-replica context.
+READ_METHODS = frozenset({"numpy", "read_value", "value"})
+CHECKPOINT_CLASSES = frozenset({"tensorflow.train.Checkpoint", "tensorflow.compat.v1.train.Checkpoint",
+                                "tensorflow.python.checkpoint.checkpoint.Checkpoint"})
+SAVE_FUNCTIONS = frozenset({"tensorflow.saved_model.save", "tensorflow.compat.v1.saved_model.save",
+                            "keras.saving.save_model", "keras.models.save_model",
+                            "tf_keras.models.save_model"})
+SAVE_METHODS = frozenset({"save", "save_weights"})
+
+# strategy.run(fn) and friends: fn runs once per replica.
+REPLICA_RUN_METHODS = frozenset({"run", "experimental_run_v2", "experimental_run"})
+REPLICA_CALL_METHODS = frozenset({"call_for_each_replica"})  # on strategy.extended
+# fn runs in cross-replica context: merge_call(fn), extended.update(var, fn).
+CROSS_REPLICA_FN_METHODS = {"merge_call": 0, "update": 1}
+# Wrappers whose first argument is the function that really runs.
+FUNCTION_WRAPPERS = frozenset({"tensorflow.function", "tensorflow.compat.v1.function",
+                               "functools.partial", "tensorflow.autograph.experimental.do_not_convert"})
+
+# Methods Keras runs once per replica under fit/evaluate/predict with a strategy,
+# by the kind of class that defines them.
+KERAS_REPLICA_METHODS: Dict[str, FrozenSet[str]] = {
+    LAYER: frozenset({"call", "train_step", "test_step", "predict_step"}),
+    METRIC: frozenset({"update_state"}),
+    OPTIMIZER: frozenset({"apply_gradients"}),
+}
+
+# Object methods worth recording for TFS105/TFS108.
+OBJECT_USE_METHODS = frozenset({"compile", "fit", "evaluate", "predict", "update_state",
+                                "train_on_batch", "test_on_batch"})
+MODEL_TRAINING_METHODS = frozenset({"compile", "fit", "evaluate", "predict", "train_on_batch",
+                                    "test_on_batch"})
+# Keras model constructors outside the project (user classes are found by their bases).
+MODEL_CLASS_NAMES = frozenset({"Sequential", "Model", "Functional"})
+MODEL_MODULE_SEGMENTS = frozenset({"applications"})
+
+BATCH_NORMALIZATION_NAMES = frozenset({"BatchNormalization"})
+
+# Keras 3's stateless API: updates inside `with StatelessScope(...)` only record new
+# values in the scope (the JAX-style path); they do not touch the variable.
+STATELESS_SCOPE_NAMES = frozenset({"StatelessScope"})

@@ -35,6 +35,9 @@ class Setting:
     form: str
     arg: Optional[Argument] = None
     positional: bool = False
+    # The member an invalid value evidently means ("ON_READ" for the string "on_read"),
+    # for fixes; `member` stays None because TensorFlow rejects the value.
+    intended: Optional[str] = None
 
     @property
     def written(self) -> bool:
@@ -55,6 +58,18 @@ class VariableSite:
     contexts: FrozenSet[Context]
     # Arguments for parameters the API does not have (e.g. Keras 3 synchronization).
     unexpected: Dict[str, Argument] = field(default_factory=dict)
+    index: int = -1  # position in FileModel.creations
+    updates: list = field(default_factory=list)  # UpdateInfo, filled in by linking
+    reads: list = field(default_factory=list)  # ReadInfo, filled in by linking
+
+    @property
+    def key(self):
+        return (self.path, self.index)
+
+    @property
+    def name(self) -> str:
+        """How the code refers to it: `self.total`, `step`, or the call itself."""
+        return self.call.target or self.call.func_text + "(...)"
 
     @property
     def family(self) -> str:
@@ -165,9 +180,12 @@ def _setting(api: tfapi.ApiSpec, name: str, passed: Optional[Tuple[Argument, boo
             member = "AUTO"  # tf.Variable(synchronization=None) means AUTO
     else:
         form = UNKNOWN
+    intended = member
+    if form in (STRING, TF_ENUM_IN_KERAS3) or (keras3 and form == INTEGER):
+        member = None  # rejected whatever the strategy
     if forced is not None:
         member = forced
-    return Setting(member, form, arg, positional)
+    return Setting(member, form, arg, positional, intended)
 
 
 def _trainable(api: tfapi.ApiSpec, passed: Optional[Tuple[Argument, bool]], sync: Setting,
@@ -245,10 +263,7 @@ def normalise(call: CreationCall, fm: FileModel, index: ProjectIndex,
     if api is None:
         return None
     bound, unexpected, unpacked = _bind_arguments(call, api)
-    sync_passed = bound.get(tfapi.SYNC)
-    if api.sync_default is None and api.sync_forced is None and tfapi.SYNC in unexpected:
-        sync_passed = None  # not a parameter of this API: reported on its own
-    sync = _setting(api, tfapi.SYNC, sync_passed, unpacked)
+    sync = _setting(api, tfapi.SYNC, bound.get(tfapi.SYNC), unpacked)
     agg = _setting(api, tfapi.AGG, bound.get(tfapi.AGG), unpacked)
     trainable_passed = bound.get("trainable")
     trainable = _trainable(api, trainable_passed, sync, unpacked)
@@ -274,8 +289,9 @@ def normalise(call: CreationCall, fm: FileModel, index: ProjectIndex,
 def variable_sites(fm: FileModel, index: ProjectIndex,
                    contexts: ContextAnalysis) -> List[VariableSite]:
     sites = []
-    for call in fm.creations:
+    for i, call in enumerate(fm.creations):
         site = normalise(call, fm, index, contexts)
         if site is not None:
+            site.index = i
             sites.append(site)
     return sites

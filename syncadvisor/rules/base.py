@@ -16,6 +16,7 @@ from ..model import tfapi
 from ..model.contexts import IN_STRATEGY, NO_STRATEGY, UNKNOWN, Context, describe_strategy
 from ..model.facts import Argument, CreationCall, FileModel, Span
 from ..model.project import LinkedFile
+from ..model.usage import CONSTANT, PYTHON_NUMBER
 from ..model.variables import VariableSite
 
 SECTIONS = ("What it does", "Why is this bad?", "Example", "Fix safety")
@@ -118,9 +119,24 @@ class RuleContext:
         self.linked = linked
         self.model: FileModel = linked.model
         self.sites: List[VariableSite] = linked.sites
+        self.project = linked.project
+        self.usage = linked.project.usage
         self.settings = settings
         self.path = linked.model.path
         self._rule: Optional[Rule] = None
+
+    def all_sites(self) -> Iterator[VariableSite]:
+        """Every variable site of the run (for findings placed at an update in this file)."""
+        for sites in self.project.sites.values():
+            yield from sites
+
+    def where(self, path: str, span: Span) -> str:
+        """`line 42`, or `train.py:42` when it is in another file."""
+        return f"line {span.line}" if path == self.path else f"{path}:{span.line}"
+
+    def via(self, where) -> str:
+        """How code got into a replica/cross-replica context: "`strategy.run` at line 25"."""
+        return f"{where.via} at {self.where(*where.at)}" if where.at else where.via
 
     def for_rule(self, rule: Rule) -> "RuleContext":
         self._rule = rule
@@ -162,11 +178,10 @@ class RuleContext:
                     arg.span.end_column + 1, "")
 
     @staticmethod
-    def add_argument(call: CreationCall, text: str) -> Edit:
-        """Append `text` as the last argument."""
-        keyword_args = [a for a in call.args]
-        if keyword_args:
-            last = keyword_args[-1].span
+    def add_argument(call, text: str) -> Edit:
+        """Append `text` as the last argument of a call (anything with `.args` and `.span`)."""
+        if call.args:
+            last = call.args[-1].span
             return Edit(last.end_line, last.end_column + 1, last.end_line,
                         last.end_column + 1, ", " + text)
         end = call.span
@@ -201,6 +216,65 @@ class RuleContext:
         return f"tf.{public}.{member}", (edit,)
 
 
+def suggest_aggregation(site: VariableSite) -> Tuple[str, str]:
+    """An aggregation for a variable from how it is updated, and why."""
+    integer = site.dtype in tfapi.INTEGER_DTYPES
+    updates = [u for u in site.updates if u.replica_context] or site.updates
+    methods = {u.method for u in updates}
+    same_everywhere = updates and all(u.value_kind in (PYTHON_NUMBER, CONSTANT) for u in updates)
+    if methods and methods <= {"assign_add", "assign_sub"}:
+        if same_everywhere:
+            return "ONLY_FIRST_REPLICA", "a counter every replica advances alike"
+        return "SUM", "an accumulator: the replicas' contributions add up"
+    if "assign" in methods:
+        if integer:
+            return "ONLY_FIRST_REPLICA", "an integer state (MEAN needs a float dtype)"
+        return "MEAN", "a statistic each replica assigns: the replicas' values are averaged"
+    if integer:
+        return "ONLY_FIRST_REPLICA", "an integer state, with no update visible"
+    return "SUM", "no update is visible; SUM suits accumulators, MEAN statistics"
+
+
+def member_text(ctx: "RuleContext", site: VariableSite, setting_name: str, member: str,
+                hint: Optional[str] = None) -> Tuple[str, Tuple[Edit, ...]]:
+    """How to write a member for this site's API: an enum, or a Keras 3 string."""
+    if site.api.values == tfapi.STRING_VALUES:
+        table = tfapi.KERAS3_STRING[setting_name]
+        return '"' + next(t for t, m in table.items() if m == member) + '"', ()
+    return ctx.enum_spelling(setting_name, member, hint)
+
+
+def set_setting(ctx: "RuleContext", site: VariableSite, setting_name: str, member: str
+                ) -> Tuple[str, Tuple[Edit, ...]]:
+    """Edits that make `setting_name=member`: replace the value, or add the argument."""
+    setting = site.sync if setting_name == tfapi.SYNC else site.agg
+    hint = setting.arg.value.prefix_text if setting.arg is not None and \
+        setting.arg.value.kind == "qname" else None
+    text, imports = member_text(ctx, site, setting_name, member, hint)
+    if setting.arg is not None:
+        return text, (ctx.replace(setting.arg.value.span, text),) + imports
+    return text, (ctx.add_argument(site.call, f"{setting_name}={text}"),) + imports
+
+
+def strategy_contexts(site: VariableSite, updates=None) -> List[Context]:
+    """The site's strategy contexts; where they are unknown, the strategies of the
+    `strategy.run` calls its updates run in stand in for them."""
+    contexts = list(site.contexts)
+    if any(c.kind == UNKNOWN for c in contexts):
+        for update in updates if updates is not None else site.updates:
+            for where in update.in_replica():
+                if where.strategy is not None:
+                    contexts.append(Context(IN_STRATEGY, where.strategy))
+    return contexts
+
+
+def site_span(site: VariableSite, setting=None) -> Span:
+    """Where a finding about a site goes: the argument if written, else the call."""
+    if setting is not None and setting.arg is not None:
+        return setting.arg.span
+    return site.call.span
+
+
 def written(setting_name: str, setting) -> str:
     """`synchronization=3` as the user wrote it (positional arguments get their name)."""
     return f"{setting_name}={setting.arg.value.text}" if setting.arg is not None else setting_name
@@ -215,4 +289,5 @@ def make_fix(applicability: str, message: str, *edits: Edit) -> Fix:
 
 
 __all__ = ["Rule", "Invalid", "Expect", "RuleContext", "Verdict", "judge", "make_fix",
-           "written", "enum_title", "SAFE", "UNSAFE", "ERROR", "WARNING", "INFO"]
+           "written", "enum_title", "suggest_aggregation", "member_text", "set_setting",
+           "site_span", "strategy_contexts", "SAFE", "UNSAFE", "ERROR", "WARNING", "INFO"]

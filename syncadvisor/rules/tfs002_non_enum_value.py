@@ -137,8 +137,8 @@ class NonEnumValue(Rule):
 
     @staticmethod
     def _member_fix(ctx: RuleContext, name: str, setting):
-        if setting.member is None:
+        if setting.intended is None:
             return None
-        spelling, imports = ctx.enum_spelling(name, setting.member)
+        spelling, imports = ctx.enum_spelling(name, setting.intended)
         return make_fix(SAFE, f"Replace with `{spelling}`",
                         ctx.replace(setting.arg.value.span, spelling), *imports)

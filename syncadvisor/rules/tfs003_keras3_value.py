@@ -104,13 +104,13 @@ class Keras3Value(Rule):
         span = setting.arg.value.span
         expected = ", ".join(f'"{s}"' for s in tfapi.KERAS3_STRING[name])
         if setting.form in (TF_ENUM_IN_KERAS3, STRING, INTEGER):
-            if setting.form == TF_ENUM_IN_KERAS3 and setting.member is None:
+            if setting.form == TF_ENUM_IN_KERAS3 and setting.intended is None:
                 return None  # a member that does not exist: TFS001 says so
             what = {TF_ENUM_IN_KERAS3: "a TensorFlow enum member",
                     STRING: "not one of its strings", INTEGER: "an int"}[setting.form]
             fix = None
-            if setting.member is not None:
-                new = f'"{keras3_string(name, setting.member)}"'
+            if setting.intended is not None:
+                new = f'"{keras3_string(name, setting.intended)}"'
                 fix = make_fix(SAFE, f"Replace with `{new}`", ctx.replace(span, new))
             message = (f"`{text}` is {what}: {site.api.title} takes {expected} and raises "
                        f"ValueError (\"Invalid value for argument `{name}`\")")

@@ -5,7 +5,8 @@ from typing import Iterator
 from ..findings import Finding
 from ..model import tfapi
 from ..model.contexts import IN_STRATEGY
-from .base import WARNING, Expect, Invalid, Rule, RuleContext
+from .base import (ERROR, UNSAFE, WARNING, Expect, Invalid, Rule, RuleContext, make_fix,
+                   set_setting, site_span, suggest_aggregation)
 
 
 class OnReadWithoutAggregation(Rule):
@@ -43,7 +44,7 @@ class OnReadWithoutAggregation(Rule):
 
     code = "TFS103"
     name = "on-read-without-aggregation"
-    severity = WARNING
+    severity = ERROR
     summary = "an ON_READ variable with aggregation NONE or omitted"
     fix_availability = "unsafe"
 
@@ -65,6 +66,17 @@ class OnReadWithoutAggregation(Rule):
             (Expect(4, 42, WARNING),),
         ),
         Invalid(
+            "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n"
+            "    n = tf.Variable(0., trainable=False, synchronization=tf.VariableSynchronization.ON_READ)\n"
+            "strategy.run(lambda: n.assign_add(1.))\nprint(n.numpy())\n",
+            (Expect(4, 42, ERROR),),
+            unsafe_fixed="import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\n"
+            "with strategy.scope():\n"
+            "    n = tf.Variable(0., trainable=False, synchronization=tf.VariableSynchronization.ON_READ, "
+            "aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)\n"
+            "strategy.run(lambda: n.assign_add(1.))\nprint(n.numpy())\n",
+        ),
+        Invalid(
             "import keras\nv = keras.Variable(0., trainable=False, synchronization='on_read', aggregation='none')\n",
             (Expect(2, 68, WARNING),),
         ),
@@ -84,11 +96,20 @@ class OnReadWithoutAggregation(Rule):
             verdict = ctx.judge(site, tfapi.MIRRORING_STRATEGIES)
             where = verdict.where if verdict else (
                 "under MirroredStrategy, MultiWorkerMirroredStrategy or TPUStrategy")
-            arg = site.agg.arg if site.agg.arg is not None else site.sync.arg
-            span = arg.span if arg is not None else site.call.span
+            read = next((r for r in site.reads if r.cross_replica), None)
+            severity = WARNING
+            if read is not None and verdict is not None and verdict.severity == ERROR:
+                severity = ERROR
+                what = {"checkpoint": "its checkpoint", "save": "saving it"}.get(
+                    read.kind, f"its cross-replica read `.{read.kind}()`")
+                trigger = f"{what} at {ctx.where(read.path, read.span)}"
+            else:
+                trigger = "its first cross-replica read, checkpoint or SavedModel export"
+            member, reason = suggest_aggregation(site)
+            text, edits = set_setting(ctx, site, tfapi.AGG, member)
             yield ctx.finding(
-                span,
-                "ON_READ variable without an aggregation: its first cross-replica read, "
-                "checkpoint or SavedModel export raises ValueError (\"Could not convert from "
-                f"`tf.VariableAggregation` ... to `tf.distribute.ReduceOp`\") {where}",
-                WARNING)
+                site_span(site, site.agg if site.agg.arg is not None else site.sync),
+                f"`{site.name}` is ON_READ without an aggregation: {trigger} raises ValueError "
+                f"(\"Could not convert from `tf.VariableAggregation` ... to `tf.distribute.ReduceOp`\") "
+                f"{where}",
+                severity, make_fix(UNSAFE, f"Add `aggregation={text}` ({reason})", *edits))

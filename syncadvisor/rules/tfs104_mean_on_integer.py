@@ -5,7 +5,8 @@ from typing import Iterator
 from ..findings import Finding
 from ..model import tfapi
 from ..model.contexts import IN_STRATEGY
-from .base import ERROR, UNSAFE, WARNING, Expect, Invalid, Rule, RuleContext, make_fix, written
+from .base import (ERROR, UNSAFE, WARNING, Expect, Invalid, Rule, RuleContext, make_fix,
+                   set_setting, suggest_aggregation, written)
 
 
 def article(word: str) -> str:
@@ -98,15 +99,11 @@ class MeanOnInteger(Rule):
                                 f"tf.Variable with aggregation=MEAN and a non-floating dtype is "
                                 f"not supported\") {verdict.where}")
             arg = site.agg.arg
-            imports: tuple = ()
-            if site.family == tfapi.KERAS3:
-                new = '"only_first_replica"'
-            else:
-                new, imports = ctx.enum_spelling(tfapi.AGG, "ONLY_FIRST_REPLICA",
-                                                 arg.value.prefix_text)
-            fix = make_fix(UNSAFE, f"Use {new} (keeps replica 0's update; use SUM if each "
-                                   f"replica counts its own work)",
-                           ctx.replace(arg.value.span, new), *imports)
+            member, reason = suggest_aggregation(site)
+            if member == "MEAN":
+                member, reason = "ONLY_FIRST_REPLICA", "MEAN needs a float dtype"
+            new, edits = set_setting(ctx, site, tfapi.AGG, member)
+            fix = make_fix(UNSAFE, f"Use {new} ({reason})", *edits)
             yield ctx.finding(
                 arg.span,
                 f"`{written('aggregation', site.agg)}` on {article(site.dtype)} {site.dtype} variable: "

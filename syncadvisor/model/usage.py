@@ -1,0 +1,391 @@
+"""How variables are used, and in which context: replica or cross-replica.
+
+Replica context is inferred, as TensorFlow defines it: functions given to
+`strategy.run` / `experimental_run_v2` / `extended.call_for_each_replica` (by
+name, lambda, bound method, through `tf.function`), the Keras methods that run
+once per replica under `fit` (`train_step`, `call`, `update_state`, ...), and
+whatever they call. Module-level code and what it calls is cross-replica, and so
+are functions given to `merge_call` and `extended.update`.
+
+Each update and read is tied to the variables its receiver may denote: a name,
+`self.attr`, an element of a list built in a comprehension, a loop variable, a
+function's return value -- across the modules of the run.
+"""
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+
+from . import tfapi
+from .contexts import Context, ContextAnalysis, ProjectIndex, Strategy
+from .facts import (CALL, FLOAT, INT, BOOL, QNAME, Bound, FileModel, ObjectUse, Read, Span,
+                    Update, Value)
+
+REPLICA = "replica"
+CROSS = "cross-replica"
+UNKNOWN = "unknown"
+
+# What a value written in replica context is.
+PYTHON_NUMBER = "python-number"  # the same non-tensor on every replica
+CONSTANT = "constant"  # the same tensor on every replica
+PER_REPLICA = "per-replica"  # anything else: it can differ between replicas
+
+_MAX_DEPTH = 10
+_CONSTANT_FACTORIES = frozenset({"tensorflow.constant", "tensorflow.ones", "tensorflow.zeros",
+                                 "tensorflow.fill", "tensorflow.cast"})
+
+VarKey = Tuple[str, int]  # (path, index into FileModel.creations)
+
+
+@dataclass(frozen=True)
+class Where:
+    """A replica-ness context, with how the code got there (for messages)."""
+
+    kind: str  # REPLICA, CROSS or UNKNOWN
+    via: str = ""  # e.g. "`strategy.run`"; `at` says where
+    strategy: Optional[Strategy] = None  # for strategy.run: which strategy
+    at: Optional[Tuple[str, Span]] = None  # the call that entered this context
+
+
+@dataclass
+class UpdateInfo:
+    """An update of a variable, classified."""
+
+    path: str
+    method: str
+    value: Optional[Value]
+    value_kind: str
+    span: Span
+    function: Optional[str]
+    where: FrozenSet[Where]
+    # Strategy contexts at the update (the `with X.scope()` around it, or its callers').
+    contexts: FrozenSet[Context] = frozenset()
+
+    @property
+    def replica_context(self) -> Optional[bool]:
+        kinds = {w.kind for w in self.where}
+        if REPLICA in kinds:
+            return True
+        if kinds == {CROSS}:
+            return False
+        return None
+
+    def in_replica(self) -> List[Where]:
+        return [w for w in self.where if w.kind == REPLICA]
+
+    def in_cross_replica(self) -> List[Where]:
+        return [w for w in self.where if w.kind == CROSS]
+
+
+@dataclass
+class ReadInfo:
+    path: str
+    kind: str
+    span: Span
+    where: FrozenSet[Where]
+
+    @property
+    def cross_replica(self) -> bool:
+        return self.kind in ("checkpoint", "save") or any(w.kind == CROSS for w in self.where)
+
+
+def value_kind(value: Optional[Value]) -> str:
+    if value is None:
+        return PER_REPLICA
+    if value.kind in (INT, FLOAT, BOOL):
+        return PYTHON_NUMBER
+    if value.kind == CALL and value.qname in _CONSTANT_FACTORIES and all(
+            a.kind in (INT, FLOAT, BOOL, QNAME) for a in value.args):
+        return CONSTANT
+    if value.kind == QNAME and value.qname and "." in value.qname:
+        return CONSTANT  # a module-level constant such as np.pi
+    return PER_REPLICA
+
+
+@dataclass(frozen=True)
+class Obj:
+    kind: str  # "var" | "instance" | "function"
+    key: object  # VarKey, class qualified name, or function id
+    # For an instance: the call that constructed it, and its file.
+    origin: Optional[Tuple[Bound, str]] = field(default=None, compare=False, hash=False)
+
+
+class UsageAnalysis:
+    def __init__(self, index: ProjectIndex, contexts: ContextAnalysis, keras_kind):
+        self.index = index
+        self.contexts = contexts
+        self._keras_kind = keras_kind  # class id -> (family, kind) or (None, None)
+        self._memo: Dict[Tuple[int, str], FrozenSet[Obj]] = {}
+        self.where: Dict[str, Set[Where]] = defaultdict(set)
+        self.edges_by_span: Dict[Tuple[str, Span], Tuple[Optional[str], Tuple[int, ...]]] = {}
+        for fm in index.files:
+            for edge in fm.calls:
+                self.edges_by_span[(fm.path, edge.span)] = (edge.caller, edge.scopes)
+        self._propagate()
+
+    # --- what a reference may denote --------------------------------------------
+
+    def objects(self, bound: Bound, path: str, depth: int = 0) -> FrozenSet[Obj]:
+        key = (id(bound), path)
+        cached = self._memo.get(key)
+        if cached is not None:
+            return cached
+        if depth > _MAX_DEPTH:
+            return frozenset()
+        self._memo[key] = frozenset()  # cycles resolve to nothing
+        result = frozenset(self._objects(bound, path, depth))
+        self._memo[key] = result
+        return result
+
+    def _objects(self, bound: Bound, path: str, depth: int) -> Iterable[Obj]:
+        index = self.index
+        kind = bound.kind
+        if bound.creation is not None:
+            yield Obj("var", (path, bound.creation))
+            return
+        if kind in ("call", "attr") and bound.qname:
+            yield from self._qname_result(bound, path, depth)
+            if kind == "call" or bound.qname in index.functions or bound.qname in index.classes:
+                return
+        if kind == "qname" and bound.qname:
+            qname = bound.qname
+            if qname in index.functions:
+                yield Obj("function", qname)
+            globals_ = index.module_global(qname)
+            if globals_:
+                module_path = index.modules[qname.rpartition(".")[0]].path
+                for b in globals_:
+                    yield from self.objects(b, module_path, depth + 1)
+            return
+        if kind == "call" and bound.attr and bound.options:
+            # obj.method(): whatever the method returns, for project classes.
+            for obj in self.objects(bound.options[0], path, depth + 1):
+                if obj.kind == "instance" and obj.key in index.classes:
+                    fid = index.method(str(obj.key), bound.attr)
+                    if fid:
+                        fm = index.functions[fid]
+                        for b in fm.functions[fid].returns:
+                            yield from self.objects(b, fm.path, depth + 1)
+            return
+        if kind == "method" and bound.qname and bound.attr:
+            fid = index.method(bound.qname, bound.attr)
+            if fid:
+                fm = index.functions[fid]
+                for b in fm.functions[fid].returns:
+                    yield from self.objects(b, fm.path, depth + 1)
+            return
+        if kind in ("names", "container", "element"):
+            for option in bound.options:
+                yield from self.objects(option, path, depth + 1)
+            return
+        if kind == "item" and bound.attr and bound.options:
+            for item, item_path in self._items(bound.options[0], int(bound.attr), path, depth):
+                yield from self.objects(item, item_path, depth + 1)
+            return
+        if kind == "self-attr" and bound.qname and bound.attr:
+            yield from self._attr_of_class(bound.qname, bound.attr, depth)
+            return
+        if kind == "attr" and bound.attr and bound.options:
+            for obj in self.objects(bound.options[0], path, depth + 1):
+                if obj.kind == "instance" and obj.key in index.classes:
+                    yield from self._attr_of_class(str(obj.key), bound.attr, depth)
+
+    def _items(self, bound: Bound, i: int, path: str, depth: int) -> List[Tuple[Bound, str]]:
+        """Item `i` of a tuple a bound may be: `return seen, flag` -> `seen` for i=0."""
+        if depth > _MAX_DEPTH:
+            return []
+        index = self.index
+        if bound.kind == "container":
+            return [(bound.options[i], path)] if i < len(bound.options) else []
+        returns: List[Tuple[Bound, str]] = []
+        if bound.kind == "names":
+            returns = [(b, path) for b in bound.options]
+        elif bound.kind == "call" and bound.qname in index.functions:
+            fm = index.functions[bound.qname]
+            returns = [(b, fm.path) for b in fm.functions[bound.qname].returns]
+        elif bound.kind == "method" and bound.qname and bound.attr:
+            fid = index.method(bound.qname, bound.attr)
+            if fid:
+                fm = index.functions[fid]
+                returns = [(b, fm.path) for b in fm.functions[fid].returns]
+        items: List[Tuple[Bound, str]] = []
+        for b, p in returns:
+            items.extend(self._items(b, i, p, depth + 1))
+        return items
+
+    def _attr_of_class(self, class_id: str, attr: str, depth: int) -> Iterable[Obj]:
+        index = self.index
+        for cid in index.mro(class_id):
+            fm = index.class_files[cid]
+            for b in index.classes[cid].attrs.get(attr, ()):
+                yield from self.objects(b, fm.path, depth + 1)
+        method = index.method(class_id, attr)
+        if method:
+            yield Obj("function", method)
+
+    def _qname_result(self, bound: Bound, path: str, depth: int) -> Iterable[Obj]:
+        """The result of calling `bound.qname` (kind "call"), or the name itself ("attr")."""
+        index = self.index
+        qname = bound.qname or ""
+        if bound.kind == "attr":
+            if qname in index.functions:
+                yield Obj("function", qname)
+            return
+        if qname in index.functions:
+            fm = index.functions[qname]
+            for b in fm.functions[qname].returns:
+                yield from self.objects(b, fm.path, depth + 1)
+        elif qname in index.classes:
+            yield Obj("instance", qname, (bound, path))
+        elif qname in tfapi.FUNCTION_WRAPPERS:
+            for option in bound.options:
+                yield from self.objects(option, path, depth + 1)
+        elif qname.rpartition(".")[2][:1].isupper():
+            yield Obj("instance", qname, (bound, path))  # an instance of a library class
+
+    def functions_of(self, bound: Bound, path: str) -> List[str]:
+        return [str(o.key) for o in self.objects(bound, path) if o.kind == "function"]
+
+    def variables_of(self, bound: Bound, path: str) -> List[VarKey]:
+        return [o.key for o in self.objects(bound, path) if o.kind == "var"]  # type: ignore[misc]
+
+    def instances_of(self, bound: Bound, path: str) -> List[str]:
+        return [str(o.key) for o in self.objects(bound, path) if o.kind == "instance"]
+
+    def constructions(self, bound: Bound, path: str) -> List[Obj]:
+        return [o for o in self.objects(bound, path) if o.kind == "instance" and o.origin]
+
+    # --- replica context ----------------------------------------------------------
+
+    def where_at(self, function: Optional[str]) -> FrozenSet[Where]:
+        if function is None:
+            return frozenset({Where(CROSS, "module-level code")})
+        found = self.where.get(function)
+        return frozenset(found) if found else frozenset({Where(UNKNOWN)})
+
+    def _propagate(self) -> None:
+        index = self.index
+        seeds: List[Tuple[str, Where]] = []
+        for fm in index.files:
+            for entry in fm.entries:
+                seeds.extend(self._entry_seeds(entry, fm))
+        for cid, info in index.classes.items():
+            family, kind = self._keras_kind(cid)
+            if family is None or kind is None:
+                continue
+            for method in tfapi.KERAS_REPLICA_METHODS.get(kind, ()):
+                if method in info.methods:
+                    seeds.append((f"{cid}.{method}",
+                                  Where(REPLICA, f"Keras runs `{info.name}.{method}` once per replica")))
+        outgoing: Dict[Optional[str], List[str]] = defaultdict(list)
+        has_caller: Set[str] = set()
+        for fm in index.files:
+            for edge in fm.calls:
+                for target in self.contexts.callees(edge.callee) or self._instance_callees(edge.callee, fm.path):
+                    outgoing[edge.caller].append(target)
+                    has_caller.add(target)
+                    if edge.caller is None:
+                        seeds.append((target, Where(CROSS, "called from module-level code",
+                                                    at=(fm.path, edge.span))))
+        entered = {fid for fid, _ in seeds}
+        for fid in index.functions:
+            if fid not in has_caller and fid not in entered:
+                seeds.append((fid, Where(UNKNOWN)))
+        queue: deque = deque()
+        for fid, where in seeds:
+            if where not in self.where[fid]:
+                self.where[fid].add(where)
+                queue.append(fid)
+        while queue:
+            caller = queue.popleft()
+            source = self.where[caller]
+            for target in outgoing.get(caller, ()):
+                before = len(self.where[target])
+                self.where[target] |= source
+                if len(self.where[target]) != before:
+                    queue.append(target)
+
+    def _instance_callees(self, bound: Bound, path: str) -> List[str]:
+        """`obj.method()` where obj is an instance of a project class."""
+        if bound.kind != "call" or not bound.attr or not bound.options:
+            return []
+        targets = []
+        for cls in self.instances_of(bound.options[0], path):
+            if cls in self.index.classes:
+                fid = self.index.method(cls, bound.attr)
+                if fid:
+                    targets.append(fid)
+        return targets
+
+    def _entry_seeds(self, entry, fm: FileModel) -> List[Tuple[str, Where]]:
+        functions = self.functions_of(entry.fn, fm.path)
+        if not functions:
+            return []
+        if entry.kind == "cross":
+            where = Where(CROSS, "given to merge_call/extended.update", at=(fm.path, entry.span))
+        else:
+            strategy = self.contexts.resolver.strategy_of((entry.strategy,), entry.strategy.text,
+                                                          fm.path) if entry.strategy else None
+            if strategy is None:
+                return []  # `session.run(...)` and other `.run`s
+            where = Where(REPLICA, f"`{entry.strategy.text}.run`", strategy, (fm.path, entry.span))
+        return [(fid, where) for fid in functions]
+
+    # --- per variable -------------------------------------------------------------
+
+    def updates(self) -> Dict[VarKey, List[UpdateInfo]]:
+        result: Dict[VarKey, List[UpdateInfo]] = defaultdict(list)
+        for fm in self.index.files:
+            for update in fm.updates:
+                keys = self.variables_of(update.receiver, fm.path)
+                if not keys:
+                    continue
+                info = UpdateInfo(fm.path, update.method, update.value, value_kind(update.value),
+                                  update.span, update.function, self.where_at(update.function),
+                                  self.contexts.contexts_at(fm.path, update.function, update.scopes))
+                for key in keys:
+                    result[key].append(info)
+        return result
+
+    def reads(self) -> Dict[VarKey, List[ReadInfo]]:
+        result: Dict[VarKey, List[ReadInfo]] = defaultdict(list)
+        for fm in self.index.files:
+            for read in fm.reads:
+                info = ReadInfo(fm.path, read.kind, read.span, self.where_at(read.function))
+                for key in self._read_variables(read, fm.path):
+                    result[key].append(info)
+        return result
+
+    def _read_variables(self, read: Read, path: str) -> List[VarKey]:
+        keys = []
+        for obj in self.objects(read.receiver, path):
+            if obj.kind == "var":
+                keys.append(obj.key)
+            elif obj.kind == "instance" and obj.key in self.index.classes and \
+                    read.kind in ("checkpoint", "save"):
+                keys.extend(self._variables_held_by(str(obj.key)))
+        return keys  # type: ignore[return-value]
+
+    def _variables_held_by(self, class_id: str) -> List[VarKey]:
+        """Variables stored on `self` by a class (what saving an instance writes)."""
+        keys: List[VarKey] = []
+        for cid in self.index.mro(class_id):
+            fm = self.index.class_files[cid]
+            for bounds in self.index.classes[cid].attrs.values():
+                for b in bounds:
+                    keys.extend(self.variables_of(b, fm.path))
+        return keys
+
+    def creation_contexts(self, bound: Bound, path: str) -> FrozenSet[Context]:
+        """Strategy contexts where the object a call-bound names was constructed."""
+        if bound.span is None:
+            return frozenset()
+        found = self.edges_by_span.get((path, bound.span))
+        if found is None:
+            return frozenset()
+        caller, scopes = found
+        return self.contexts.contexts_at(path, caller, scopes)
+
+    def object_uses(self) -> List[Tuple[FileModel, ObjectUse]]:
+        return [(fm, use) for fm in self.index.files for use in fm.uses]

@@ -1,0 +1,1 @@
+"""The runtime profiler: the only part of syncadvisor that imports TensorFlow."""

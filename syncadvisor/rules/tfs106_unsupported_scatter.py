@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..findings import Finding
+from ..model import tfapi
+from .base import ERROR, Expect, Invalid, Rule, RuleContext, judge
+
+
+class UnsupportedScatter(Rule):
+    """
+    ## What it does
+    Flags a `scatter_*` update on an ON_READ variable, and `scatter_update`,
+    `scatter_min` or `scatter_max` on an ON_WRITE variable whose aggregation is SUM or
+    MEAN.
+
+    ## Why is this bad?
+    Under MirroredStrategy, MultiWorkerMirroredStrategy and TPUStrategy these raise
+    ``NotImplementedError: Variables with `synchronization=ON_READ` doesn't support
+    `scatter_add` `` and ``NotImplementedError: scatter_update is only supported for
+    mirrored variable (variable created within certain `tf.distribute.Strategy` scope)
+    with NONE or `ONLY_FIRST_REPLICA` aggregation``. (`scatter_add`/`scatter_sub` on an
+    ON_WRITE + SUM variable work: the deltas are all-reduced.)
+
+    ## Example
+    ```python
+    with strategy.scope():
+        last_seen = tf.Variable(tf.zeros([100]), aggregation=tf.VariableAggregation.MEAN)
+    last_seen.scatter_update(tf.IndexedSlices(values, ids))
+    ```
+    Use instead:
+    ```python
+    with strategy.scope():
+        last_seen = tf.Variable(tf.zeros([100]),
+                                aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
+    ```
+
+    ## Fix safety
+    No automatic fix: which aggregation (or a dense update) is right depends on the data.
+    """
+
+    code = "TFS106"
+    name = "unsupported-scatter"
+    severity = ERROR
+    summary = "scatter_* on an ON_READ variable, or scatter_update/min/max on ON_WRITE with SUM/MEAN"
+
+    VALID = [
+        "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n"
+        "    v = tf.Variable(tf.zeros([4]), aggregation=tf.VariableAggregation.SUM)\n"
+        "v.scatter_add(tf.IndexedSlices(tf.ones([1]), tf.constant([0])))\n",
+        "import tensorflow as tf\nv = tf.Variable(tf.zeros([4]), synchronization=tf.VariableSynchronization.ON_READ,"
+        " aggregation=tf.VariableAggregation.SUM)\n"
+        "v.scatter_add(tf.IndexedSlices(tf.ones([1]), tf.constant([0])))\n",
+    ]
+    INVALID = [
+        Invalid(
+            "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n"
+            "    v = tf.Variable(tf.zeros([4]), trainable=False, "
+            "synchronization=tf.VariableSynchronization.ON_READ, aggregation=tf.VariableAggregation.SUM)\n"
+            "v.scatter_add(tf.IndexedSlices(tf.ones([1]), tf.constant([0])))\n",
+            (Expect(5, 1, ERROR),),
+        ),
+        Invalid(
+            "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n"
+            "    v = tf.Variable(tf.zeros([4]), aggregation=tf.VariableAggregation.MEAN)\n"
+            "v.scatter_update(tf.IndexedSlices(tf.ones([1]), tf.constant([0])))\n",
+            (Expect(5, 1, ERROR),),
+        ),
+    ]
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        for site in ctx.all_sites():
+            on_read = site.sync.member == "ON_READ"
+            aggregated = site.sync.member in ("AUTO", "ON_WRITE") and site.agg.member in ("SUM", "MEAN")
+            if not (on_read or aggregated):
+                continue
+            for update in site.updates:
+                if update.path != ctx.path or update.method not in tfapi.SCATTER_METHODS:
+                    continue
+                if aggregated and update.method not in tfapi.SCATTER_NEEDS_NONE_AGGREGATION:
+                    continue
+                verdict = judge(list(site.contexts), tfapi.MIRRORING_STRATEGIES, ctx.path,
+                                ctx.settings.assume_strategy)
+                if verdict is None:
+                    continue
+                created = ctx.where(site.path, site.call.span)
+                if on_read:
+                    message = (f"`{site.name}` (created at {created}) is ON_READ: "
+                               f"`{update.method}` raises NotImplementedError (\"Variables with "
+                               f"`synchronization=ON_READ` doesn't support `{update.method}`\") "
+                               f"{verdict.where}")
+                else:
+                    message = (f"`{site.name}` (created at {created}) has aggregation "
+                               f"{site.agg.member}: `{update.method}` raises NotImplementedError "
+                               f"(\"only supported for mirrored variable ... with NONE or "
+                               f"`ONLY_FIRST_REPLICA` aggregation\") {verdict.where}")
+                yield ctx.finding(update.span, message, verdict.severity)

@@ -1,0 +1,127 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..findings import Finding
+from ..model import tfapi
+from ..model.usage import PER_REPLICA
+from .base import (ERROR, UNSAFE, WARNING, Expect, Invalid, Rule, RuleContext, judge, make_fix,
+                   set_setting, site_span, strategy_contexts, suggest_aggregation)
+
+
+class ReplicaUpdateWithoutAggregation(Rule):
+    """
+    ## What it does
+    Flags an AUTO/ON_WRITE variable with aggregation NONE (the default) that is updated in
+    replica context -- inside a function given to `strategy.run`, a Keras `train_step`,
+    `Layer.call` or `Metric.update_state`, a custom optimizer's `apply_gradients` -- with
+    a value that can differ between replicas (a loss, a gradient, anything computed from
+    the replica's batch).
+
+    ## Why is this bad?
+    Under MirroredStrategy, MultiWorkerMirroredStrategy and TPUStrategy each replica
+    writes only its own copy: the copies silently diverge, a cross-replica read returns
+    replica 0's copy, and checkpoints keep replica 0's value. (TensorFlow up to 2.2 raised
+    "You must specify an aggregation method to update a MirroredVariable in Replica
+    Context"; 2.21 says nothing.) Under CentralStorageStrategy and multi-GPU
+    ParameterServerStrategy it still raises ``ValueError: You must specify an aggregation
+    method to update a AggregatingVariable in Replica Context``.
+
+    ## Example
+    ```python
+    with strategy.scope():
+        feature_mean = tf.Variable(0.0, trainable=False)
+
+    def step_fn(x):
+        feature_mean.assign(0.9 * feature_mean + 0.1 * tf.reduce_mean(x))
+
+    strategy.run(step_fn, args=(batch,))
+    ```
+    Use instead:
+    ```python
+    with strategy.scope():
+        feature_mean = tf.Variable(0.0, trainable=False,
+                                   aggregation=tf.VariableAggregation.MEAN)
+    ```
+
+    ## Fix safety
+    Unsafe: it adds an aggregation chosen from the updates -- SUM for `assign_add` /
+    `assign_sub` of per-replica amounts, MEAN for `assign` of statistics,
+    ONLY_FIRST_REPLICA for counters -- and the message says which and why. Replica-local
+    state can instead be made ON_READ with an aggregation.
+    """
+
+    code = "TFS201"
+    name = "replica-update-without-aggregation"
+    severity = WARNING
+    summary = "a NONE-aggregation variable updated in replica context with a per-replica value"
+    fix_availability = "unsafe"
+
+    VALID = [
+        "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n"
+        "    v = tf.Variable(0., aggregation=tf.VariableAggregation.MEAN)\n"
+        "def step(x):\n    v.assign(tf.reduce_mean(x))\nstrategy.run(step, args=(1.,))\n",
+        "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n"
+        "    v = tf.Variable(0.)\n"
+        "def step():\n    v.assign_add(1.)\nstrategy.run(step)\n",
+        "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n"
+        "    scale = tf.Variable(1.)\nscale.assign(2.)\n",
+    ]
+    INVALID = [
+        Invalid(
+            "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n"
+            "    v = tf.Variable(0.)\n"
+            "def step(x):\n    v.assign(tf.reduce_mean(x))\nstrategy.run(step, args=(1.,))\n",
+            (Expect(4, 9, WARNING),),
+            unsafe_fixed="import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\n"
+            "with strategy.scope():\n    v = tf.Variable(0., aggregation=tf.VariableAggregation.MEAN)\n"
+            "def step(x):\n    v.assign(tf.reduce_mean(x))\nstrategy.run(step, args=(1.,))\n",
+        ),
+        Invalid(
+            "import tensorflow as tf\nstrategy = tf.distribute.experimental.CentralStorageStrategy()\n"
+            "with strategy.scope():\n    total = tf.Variable(0.)\n"
+            "@tf.function\ndef step(x):\n    strategy.run(lambda y: total.assign_add(y), args=(x,))\n",
+            (Expect(4, 13, ERROR),),
+        ),
+        Invalid(  # the WeightNormalization pattern: a weight assigned in call()
+            "import keras\nclass WeightNorm(keras.layers.Layer):\n    def build(self, shape):\n"
+            "        self.g = self.add_weight(shape=(shape[-1],), initializer='ones')\n"
+            "    def call(self, x):\n        self.g.assign(keras.ops.norm(x, axis=0))\n        return x\n",
+            (Expect(4, 18, WARNING),),
+        ),
+    ]
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        for site in ctx.sites:
+            if site.sync.member not in ("AUTO", "ON_WRITE") or site.agg.member != "NONE":
+                continue
+            updates = [u for u in site.updates if u.method in tfapi.UPDATE_METHODS
+                       and u.value_kind == PER_REPLICA and u.replica_context]
+            if not updates:
+                continue
+            contexts = strategy_contexts(site, updates)
+            assume = ctx.settings.assume_strategy
+            raises = judge(contexts, tfapi.AGGREGATING_STRATEGIES, ctx.path, assume)
+            update = updates[0]
+            replica = update.in_replica()[0]
+            at = f"`.{update.method}(...)` at {ctx.where(update.path, update.span)}"
+            if raises is not None and raises.severity == ERROR:
+                severity = ERROR
+                outcome = (f"raises ValueError (\"You must specify an aggregation method to update "
+                           f"a AggregatingVariable in Replica Context\") {raises.where}")
+            else:
+                verdict = judge(contexts, tfapi.MIRRORING_STRATEGIES + tfapi.AGGREGATING_STRATEGIES,
+                                ctx.path, assume)
+                if verdict is None:
+                    continue
+                severity = WARNING
+                outcome = (f"{verdict.where} its copies silently diverge, and reads and "
+                           f"checkpoints see replica 0's copy")
+            member, reason = suggest_aggregation(site)
+            text, edits = set_setting(ctx, site, tfapi.AGG, member)
+            fix = make_fix(UNSAFE, f"Add `aggregation={text}` ({reason})", *edits)
+            yield ctx.finding(
+                site_span(site, site.agg),
+                f"`{site.name}` has aggregation NONE and is updated in replica context ({at}, "
+                f"{ctx.via(replica)}) with a value that can differ between replicas: {outcome}",
+                severity, fix)
