@@ -1,0 +1,25 @@
+# claim: with an aggregation the checkpoint writes (MEAN of the replica copies here).
+# result-assert: RESULT == 5.0
+import tempfile
+
+import tensorflow as tf
+
+strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+
+with strategy.scope():
+    moving_max = tf.Variable(0.0, trainable=False, synchronization=tf.VariableSynchronization.ON_READ,
+                             aggregation=tf.VariableAggregation.MEAN)
+
+
+@tf.function
+def observe(values):
+    def step_fn(x):
+        moving_max.assign(tf.maximum(moving_max, tf.reduce_max(x)))
+
+    strategy.run(step_fn, args=(values,))
+
+
+observe(tf.constant([1.0, 5.0, 3.0]))
+checkpoint = tf.train.Checkpoint(moving_max=moving_max)
+path = checkpoint.write(tempfile.mkdtemp() + "/ckpt")
+RESULT = tf.train.load_variable(path, "moving_max/.ATTRIBUTES/VARIABLE_VALUE")

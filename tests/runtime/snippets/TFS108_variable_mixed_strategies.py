@@ -1,0 +1,26 @@
+# claim: a variable created under one strategy and updated inside another strategy's `run` raises.
+# syncadvisor-expect: TFS108 error 10
+# tensorflow-raises: RuntimeError: Mixing different tf.distribute.Strategy objects
+import tensorflow as tf
+
+train_strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+eval_strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+
+with train_strategy.scope():
+    eval_loss_sum = tf.Variable(
+        0.0,
+        trainable=False,
+        synchronization=tf.VariableSynchronization.ON_READ,
+        aggregation=tf.VariableAggregation.SUM,
+    )
+
+dataset = tf.data.Dataset.from_tensor_slices(tf.ones([16])).batch(8)
+
+
+@tf.function
+def eval_step(batch):
+    eval_strategy.run(lambda x: eval_loss_sum.assign_add(tf.reduce_sum(x)), args=(batch,))
+
+
+for batch in eval_strategy.experimental_distribute_dataset(dataset):
+    eval_step(batch)

@@ -1,0 +1,37 @@
+# claim: an AUTO/ON_WRITE variable with aggregation NONE, updated in replica context with a per-replica
+# value, raises nothing under MirroredStrategy: the two copies silently diverge and a read (or a
+# checkpoint) gives replica 0's copy.
+# syncadvisor-expect: TFS201 warning 14
+# result-assert: RESULT["copies"][0] != RESULT["copies"][1]
+import tempfile
+
+import tensorflow as tf
+
+strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+
+with strategy.scope():
+    # running mean of the input feature, like a normalization layer's moving mean
+    feature_mean = tf.Variable(0.0, trainable=False, name="feature_mean")
+
+# replica 0 gets [0, 0], replica 1 gets [10, 10]
+dataset = tf.data.Dataset.from_tensor_slices([0.0, 0.0, 10.0, 10.0]).batch(4)
+
+
+@tf.function
+def update_statistics(batch):
+    def step_fn(x):
+        feature_mean.assign(0.9 * feature_mean + 0.1 * tf.reduce_mean(x))
+
+    strategy.run(step_fn, args=(batch,))
+
+
+for batch in strategy.experimental_distribute_dataset(dataset):
+    update_statistics(batch)
+
+checkpoint_path = tf.train.Checkpoint(feature_mean=feature_mean).write(tempfile.mkdtemp() + "/ckpt")
+RESULT = {
+    "copies": [copy.numpy() for copy in feature_mean.values],
+    "read": feature_mean.numpy(),
+    "saved": tf.train.load_variable(checkpoint_path, "feature_mean/.ATTRIBUTES/VARIABLE_VALUE"),
+}
+print(RESULT)
