@@ -1,0 +1,203 @@
+"""The `syncadvisor` command as a user meets it: exit codes, formats, config, suppression."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from syncadvisor.cli import main
+
+BAD = (
+    "import tensorflow as tf\n"
+    "strategy = tf.distribute.MirroredStrategy()\n"
+    "with strategy.scope():\n"
+    "    v = tf.Variable(1., synchronization=tf.VariableSynchronization.NONE)\n"
+    "    w = tf.Variable(1., synchronization=tf.VariableSynchronization.DEFAULT)\n"
+)
+GOOD = "import tensorflow as tf\nv = tf.Variable(1.)\n"
+
+
+def run(args, capsys, cwd=None):
+    old = os.getcwd()
+    if cwd:
+        os.chdir(cwd)
+    try:
+        code = main(args)
+    finally:
+        os.chdir(old)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "bad.py").write_text(BAD)
+    (tmp_path / "good.py").write_text(GOOD)
+    return tmp_path
+
+
+def test_exit_codes(project, capsys):
+    assert run(["check", str(project / "good.py")], capsys)[0] == 0
+    assert run(["check", str(project / "bad.py")], capsys)[0] == 1
+    assert run(["check", "--exit-zero", str(project / "bad.py")], capsys)[0] == 0
+    code, _, err = run(["check", str(project / "missing.py")], capsys)
+    assert code == 2 and "missing.py" in err
+
+
+def test_text_output_is_sorted_with_summary(project, capsys):
+    code, out, _ = run(["check", str(project)], capsys)
+    lines = out.splitlines()
+    assert code == 1
+    assert lines[0].startswith(f"{project / 'bad.py'}:4:")
+    assert " TFS101 " in lines[0] and "error:" in lines[0]
+    assert lines[1].startswith(f"{project / 'bad.py'}:5:") and "TFS001 [*]" in lines[1]
+    assert lines[-1] == "2 findings (2 errors), 1 fixable with --fix, 1 more with --unsafe-fixes."
+
+
+def test_json_output(project, capsys):
+    code, out, _ = run(["check", "--format", "json", str(project / "bad.py")], capsys)
+    data = json.loads(out)
+    assert code == 1 and [d["code"] for d in data] == ["TFS101", "TFS001"]
+    first = data[0]
+    assert set(first) == {"path", "line", "column", "end_line", "end_column", "code", "name",
+                          "severity", "message", "fix"}
+    assert (first["line"], first["column"], first["severity"]) == (4, 25, "error")
+    assert first["fix"]["applicability"] == "unsafe"
+    assert data[1]["fix"] == {
+        "applicability": "safe", "message": "Replace with `tf.VariableSynchronization.AUTO`",
+        "edits": [{"line": 5, "column": 68, "end_line": 5, "end_column": 75, "content": "AUTO"}]}
+
+
+def test_select_and_ignore(project, capsys):
+    _, out, _ = run(["check", "--select", "TFS0", str(project / "bad.py")], capsys)
+    assert "TFS001" in out and "TFS101" not in out
+    _, out, _ = run(["check", "--ignore", "TFS001", str(project / "bad.py")], capsys)
+    assert "TFS001" not in out and "TFS101" in out
+    code, _, err = run(["check", "--select", "TFS999", str(project)], capsys)
+    assert code == 2 and "TFS999" in err
+
+
+def test_config_in_pyproject(project, capsys):
+    (project / "pyproject.toml").write_text(
+        '[tool.syncadvisor]\nignore = ["TFS1"]\nper-file-ignores = {"bad.py" = ["TFS001"]}\n')
+    code, out, _ = run(["check", str(project)], capsys, cwd=project)
+    assert code == 0 and "All checks passed." in out
+
+
+def test_exclude_applies_to_explicit_files(project, capsys):
+    (project / "pyproject.toml").write_text('[tool.syncadvisor]\nexclude = ["bad.py"]\n')
+    code, _, _ = run(["check", str(project / "bad.py")], capsys, cwd=project)
+    assert code == 0
+
+
+@pytest.mark.parametrize("table, key", [
+    ('selct = ["TFS"]', "selct"),
+    ('keras = "4"', "keras"),
+    ('target-tensorflow = "two"', "target-tensorflow"),
+    ('ignore = ["XYZ1"]', "XYZ1"),
+    ('assume-strategy = "tpu"', "assume-strategy"),
+])
+def test_bad_config_is_exit_2_naming_the_key(project, capsys, table, key):
+    (project / "pyproject.toml").write_text(f"[tool.syncadvisor]\n{table}\n")
+    code, out, err = run(["check", str(project)], capsys, cwd=project)
+    assert code == 2 and key in err and "Traceback" not in err + out
+
+
+def test_invalid_toml_is_exit_2(project, capsys):
+    (project / "pyproject.toml").write_text("[tool.syncadvisor\n")
+    code, _, err = run(["check", str(project)], capsys, cwd=project)
+    assert code == 2 and "pyproject.toml" in err
+
+
+def test_keras_setting_changes_what_tf_keras_means(tmp_path, capsys):
+    source = ("import tensorflow as tf\nclass L(tf.keras.layers.Layer):\n    def build(self, s):\n"
+              "        self.w = self.add_weight('w', (), synchronization=tf.VariableSynchronization.AUTO)\n")
+    (tmp_path / "layer.py").write_text(source)
+    _, out, _ = run(["check", str(tmp_path)], capsys, cwd=tmp_path)
+    assert "TFS004" in out  # TF 2.21: tf.keras is Keras 3
+    (tmp_path / "pyproject.toml").write_text('[tool.syncadvisor]\ntarget-tensorflow = "2.15"\n')
+    code, out, _ = run(["check", str(tmp_path)], capsys, cwd=tmp_path)
+    assert code == 0, out
+
+
+def test_assume_strategy(tmp_path, capsys):
+    (tmp_path / "lib.py").write_text(
+        "import tensorflow as tf\ndef make():\n"
+        "    return tf.Variable(1., synchronization=tf.VariableSynchronization.NONE)\n")
+    _, out, _ = run(["check", str(tmp_path)], capsys, cwd=tmp_path)
+    assert "TFS101 warning" in out
+    (tmp_path / "pyproject.toml").write_text('[tool.syncadvisor]\nassume-strategy = "mirrored"\n')
+    _, out, _ = run(["check", str(tmp_path)], capsys, cwd=tmp_path)
+    assert "TFS101 error" in out
+    (tmp_path / "pyproject.toml").write_text('[tool.syncadvisor]\nassume-strategy = "none"\n')
+    code, out, _ = run(["check", str(tmp_path)], capsys, cwd=tmp_path)
+    assert code == 0
+
+
+def test_noqa_is_honoured(tmp_path, capsys):
+    (tmp_path / "a.py").write_text(BAD.replace("NONE)\n", "NONE)  # noqa: TFS101\n"))
+    _, out, _ = run(["check", str(tmp_path)], capsys)
+    assert "TFS101" not in out and "TFS001" in out
+    (tmp_path / "a.py").write_text("# syncadvisor: noqa\n" + BAD)
+    assert run(["check", str(tmp_path)], capsys)[0] == 0
+
+
+def test_stdin(capsys, monkeypatch):
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(BAD.encode())))
+    code, out, _ = run(["check", "-", "--stdin-filename", "train.py"], capsys)
+    assert code == 1 and out.startswith("train.py:4:25: TFS101")
+
+
+def test_no_files_is_exit_0(tmp_path, capsys):
+    code, _, err = run(["check", str(tmp_path)], capsys)
+    assert code == 0 and "no Python files" in err
+
+
+def test_rules_and_explain(capsys):
+    code, out, _ = run(["rules", "--format", "json"], capsys)
+    rules = json.loads(out)
+    assert code == 0 and {r["code"] for r in rules} >= {"TFS001", "TFS101", "TFS201", "TFS900"}
+    assert all(r["name"] and r["severity"] in ("error", "warning", "info") and r["summary"]
+               for r in rules)
+    code, out, _ = run(["explain", "tfs201"], capsys)
+    for section in ("## What it does", "## Why is this bad?", "## Example", "## Fix safety"):
+        assert section in out
+    code, _, err = run(["explain", "TFS999"], capsys)
+    assert code == 2 and "TFS999" in err
+
+
+def test_unreadable_and_binary_files_are_findings_not_crashes(tmp_path, capsys):
+    (tmp_path / "binary.py").write_bytes(b"\x00\x01\x02strategy")
+    (tmp_path / "latin1.py").write_bytes(
+        b"# -*- coding: latin-1 -*-\n# caf\xe9\nimport tensorflow as tf\n"
+        b"v = tf.Variable(1., synchronization=tf.VariableSynchronization.DEFAULT)\n")
+    code, out, err = run(["check", str(tmp_path)], capsys)
+    assert code == 1 and "Traceback" not in out + err
+    assert "binary.py:1:1: TFS900" in out and "latin1.py:4:" in out
+
+
+def test_python_m_entry_point(tmp_path):
+    (tmp_path / "bad.py").write_text(BAD)
+    result = subprocess.run([sys.executable, "-m", "syncadvisor", "check", str(tmp_path)],
+                            capture_output=True, text=True)
+    assert result.returncode == 1 and "TFS101" in result.stdout
+
+
+def test_static_path_never_imports_tensorflow(tmp_path):
+    """Checking real code must not import tensorflow, keras or numpy."""
+    fixtures = Path(__file__).parent / "fixtures" / "check"
+    code = (
+        "import sys\nfrom syncadvisor.cli import main\n"
+        f"main(['check', '--exit-zero', {str(fixtures)!r}])\n"
+        "main(['rules'])\nmain(['explain', 'TFS201'])\n"
+        "bad = [m for m in ('tensorflow', 'keras', 'tf_keras', 'numpy') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
