@@ -34,3 +34,17 @@ def linked_files(paths, settings: Optional[Settings] = None):
     results = [analyze_path(p, settings) for p in discover(list(paths), settings)]
     project = Project([r.model for r in results if r.model is not None])
     return [project.link(r.model) for r in results if r.model is not None]
+
+
+def fix_source(source: str, filename: str = "snippet.py", unsafe: bool = False,
+               settings: Optional[Settings] = None, **config: object) -> str:
+    """The source after `syncadvisor check --fix` (with `--unsafe-fixes` when `unsafe`)."""
+    from .engine import analyze_text
+    from .fixes import fix_results
+
+    if settings is None:
+        table = {key.replace("_", "-"): value for key, value in config.items()}
+        settings = settings_from_table(table, ".", "fix_source()")
+    result = analyze_text(source, filename, settings)
+    outcome = fix_results([result], {filename: source}, settings, unsafe)
+    return outcome.fixed.get(filename, source)

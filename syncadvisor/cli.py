@@ -14,8 +14,9 @@ from typing import List, Optional, Sequence
 
 from . import __version__
 from .config import ConfigError, Settings, load_settings, validate_codes
-from .engine import analyze_path, analyze_text, run_rules
-from .files import MissingPath, UnreadableSource, decode_source, discover
+from .engine import analyze_text, run_rules, unreadable
+from .files import MissingPath, UnreadableSource, decode_source, discover, encode_source, read_source
+from .fixes import fix_results, unified_diff, write_fixed
 from .report import FORMATTERS, text as text_report
 from .rules import all_rules, rules_by_code
 
@@ -46,6 +47,11 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--extend-select", type=_codes_option, metavar="CODES",
                        help="add these to the selection")
     check.add_argument("--format", choices=sorted(FORMATTERS), default="text")
+    check.add_argument("--fix", action="store_true", help="apply safe fixes, in place")
+    check.add_argument("--unsafe-fixes", action="store_true",
+                       help="with --fix or --diff: apply unsafe fixes too")
+    check.add_argument("--diff", action="store_true",
+                       help="print what --fix would change as a unified diff; write nothing")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     check.add_argument("--statistics", action="store_true", help="count findings per code")
     check.add_argument("--config", metavar="FILE", help="a pyproject.toml to read settings from")
@@ -107,18 +113,20 @@ def _settings(args: argparse.Namespace) -> Settings:
 def _check(args: argparse.Namespace) -> int:
     settings = _settings(args)
     paths = args.paths or ["."]
-    results = []
-    if "-" in paths:
-        if len(paths) > 1:
-            raise UsageError("`-` (standard input) cannot be combined with other paths")
+    stdin = "-" in paths
+    if stdin and len(paths) > 1:
+        raise UsageError("`-` (standard input) cannot be combined with other paths")
+    if stdin:
         name = args.stdin_filename or "-"
         if args.stdin_filename and settings.is_excluded(name):
+            if args.fix:
+                sys.stdout.buffer.write(sys.stdin.buffer.read())
             return EXIT_CLEAN
         try:
-            source = decode_source(sys.stdin.buffer.read())
+            sources = {name: decode_source(sys.stdin.buffer.read())}
         except UnreadableSource as exc:
             raise UsageError(f"standard input: {exc}") from None
-        results.append(analyze_text(source.text, name, settings))
+        files = [name]
     else:
         try:
             files = list(discover(paths, settings))
@@ -127,19 +135,56 @@ def _check(args: argparse.Namespace) -> int:
         if not files:
             print("syncadvisor: warning: no Python files found under the given paths",
                   file=sys.stderr)
-        results = [analyze_path(p, settings) for p in files]
-    run = run_rules(results, settings)
-    out = sys.stdout
+        sources = {}
+    results = []
+    for path in files:
+        if path not in sources:
+            try:
+                sources[path] = read_source(path)
+            except UnreadableSource as exc:
+                results.append(unreadable(path, exc))
+                continue
+        results.append(analyze_text(sources[path].text, path, settings))
+    if args.fix or args.diff:
+        return _fix(args, results, sources, settings, stdin)
+    return _report(args, run_rules(results, settings))
+
+
+def _report(args: argparse.Namespace, run, fixed: int = 0, out=None) -> int:
+    out = out or sys.stdout
     FORMATTERS[args.format](run.findings, out)
     if args.statistics:
         text_report.statistics(run.findings, out)
     if args.format == "text":
-        out.write(text_report.summary(run.findings) + "\n")
+        out.write(text_report.summary(run.findings, fixed, not args.unsafe_fixes) + "\n")
     if run.internal_error:
         return EXIT_ERROR
     if run.findings and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _fix(args: argparse.Namespace, results, sources, settings: Settings, stdin: bool) -> int:
+    texts = {path: source.text for path, source in sources.items()}
+    outcome = fix_results(results, texts, settings, args.unsafe_fixes)
+    for path in outcome.rejected:
+        print(f"syncadvisor: error: {path}: the fixed code would not parse; left unchanged "
+              f"(please report it)", file=sys.stderr)
+    if args.diff:
+        for path in sorted(outcome.fixed):
+            sys.stdout.write(unified_diff(path, outcome.originals[path], outcome.fixed[path]))
+        n = outcome.applied
+        print(f"Would fix {n} finding{'s' if n != 1 else ''} in {len(outcome.fixed)} "
+              f"file{'s' if len(outcome.fixed) != 1 else ''}.", file=sys.stderr)
+        return EXIT_FINDINGS if outcome.fixed and not args.exit_zero else EXIT_CLEAN
+    if stdin:
+        name = next(iter(sources))
+        text = outcome.fixed.get(name, texts[name])
+        sys.stdout.buffer.write(encode_source(sources[name], text))
+        sys.stdout.flush()
+        return _report(args, outcome.run, outcome.applied, out=sys.stderr)
+    write_fixed(outcome.fixed, sources)
+    return _report(args, outcome.run, outcome.applied)
 
 
 def _rules(args: argparse.Namespace) -> int:

@@ -102,13 +102,17 @@ def _internal(path: str, exc: BaseException) -> Finding:
                             f"{type(exc).__name__}: {exc}{origin} (please report it)")
 
 
+def unreadable(path: str, exc: UnreadableSource) -> FileResult:
+    result = FileResult(path)
+    result.errors.append(tool_error(path, str(exc)))
+    return result
+
+
 def analyze_path(path: str, settings: Settings) -> FileResult:
     try:
         source = read_source(path)
     except UnreadableSource as exc:
-        result = FileResult(path)
-        result.errors.append(tool_error(path, str(exc)))
-        return result
+        return unreadable(path, exc)
     return analyze_text(source.text, path, settings)
 
 

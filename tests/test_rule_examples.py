@@ -47,3 +47,26 @@ def test_every_rule_has_examples_and_documentation():
         sections = rule.sections()
         for title in ("What it does", "Why is this bad?", "Example", "Fix safety"):
             assert sections.get(title), f"{rule.code} lacks '{title}'"
+
+
+def _fix_cases():
+    cases = []
+    for rule in RULES:
+        for i, example in enumerate(rule.INVALID):
+            if example.fixed is not None or example.unsafe_fixed is not None:
+                cases.append(pytest.param(rule, example, id=f"{rule.code}-fix-{i}"))
+    return cases
+
+
+@pytest.mark.parametrize("rule, example", _fix_cases())
+def test_invalid_example_fixes(rule, example):
+    from syncadvisor.api import fix_source
+
+    safe = fix_source(example.source, "example.py", **example.config)
+    if example.fixed is not None:
+        assert safe == example.fixed
+    else:
+        assert safe == example.source, "this example has no safe fix"
+    if example.unsafe_fixed is not None:
+        assert fix_source(example.source, "example.py", unsafe=True, **example.config) == \
+            example.unsafe_fixed

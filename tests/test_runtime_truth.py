@@ -45,6 +45,29 @@ from runtime import (  # noqa: E402
 
 SNIPPETS = load_snippets()
 ORIGINALS = originals(SNIPPETS)
+
+
+def _autofixed():
+    """The tool's own --fix --unsafe-fixes output for every snippet whose errors it can fix.
+
+    Only snippets where an error finding carries a fix, and where no error is left
+    after fixing (TFS105/106/108 have no automatic fix), are run."""
+    from syncadvisor.api import check_source, fix_source
+
+    fixed = {}
+    for snippet in ORIGINALS:
+        before = check_source(snippet.source, "snippet.py")
+        if not any(f.severity == "error" and f.fix is not None for f in before) and \
+                snippet.code != "TFS201":
+            continue
+        source = fix_source(snippet.source, "snippet.py", unsafe=True)
+        after = check_source(source, "snippet.py")
+        if source != snippet.source and not any(f.severity == "error" for f in after):
+            fixed[snippet.name] = source
+    return fixed
+
+
+AUTOFIXED = _autofixed()
 FIXED = [s for s in SNIPPETS if s.is_fixed]
 BY_NAME = {s.name: s for s in SNIPPETS}
 REQUIRE_TF = os.environ.get("SYNCADVISOR_REQUIRE_TF") == "1"
@@ -82,8 +105,10 @@ def tf_results():
         _unavailable("tensorflow is not installed")
     info: dict = {}
     started = time.perf_counter()
+    requests = runtime_requests(SNIPPETS)
+    requests.update({f"{name}.autofixed": source for name, source in AUTOFIXED.items()})
     try:
-        results = run_snippets(runtime_requests(SNIPPETS), info=info)
+        results = run_snippets(requests, info=info)
     except TensorFlowUnavailable as exc:
         first = (str(exc).splitlines() or [""])[0]
         if REQUIRE_TF:
@@ -147,6 +172,24 @@ def test_tf_result_asserts(tf_results, snippet):
     for expression in snippet.result_asserts:
         value = eval(expression, {"__builtins__": __builtins__}, {"RESULT": record["result"]})  # noqa: S307
         assert value, f"{snippet.path.name}: result-assert {expression!r} is false for RESULT={record['result']!r}"
+
+
+@pytest.mark.parametrize("name", sorted(AUTOFIXED))
+def test_tf_autofixed_runs_clean(tf_results, name):
+    """The original raises (or diverges); what `--fix --unsafe-fixes` makes of it runs clean."""
+    record = _record(tf_results, f"{name}.autofixed")
+    assert record["ok"], f"{name} after syncadvisor's fixes should run clean, but it {describe_record(record)}"
+    if name.startswith("TFS201") and isinstance(record.get("result"), dict) and "copies" in record["result"]:
+        copies = record["result"]["copies"]
+        assert copies[0] == copies[1], f"the fixed variable should stay in sync: {record['result']}"
+
+
+def test_autofix_covers_every_fixable_error_rule():
+    from syncadvisor.rules import all_rules
+
+    fixable = {r.code for r in all_rules() if r.severity == "error" and r.fix_availability}
+    covered = {name.split("_", 1)[0] for name in AUTOFIXED}
+    assert fixable <= covered, sorted(fixable - covered)
 
 
 def test_tf_TFS201_copies_diverge_without_aggregation(tf_results):

@@ -30,6 +30,8 @@ def summary(findings: List[Finding], fixed: int = 0, unsafe_hidden: bool = True)
         parts.append(f"{n} finding{'s' if n != 1 else ''} ({detail})")
     if fixed:
         parts.append(f"{fixed} fixed")
+        if not findings:
+            return f"Fixed {fixed} finding{'s' if fixed != 1 else ''}; nothing remains."
     safe = sum(1 for f in findings if f.fix is not None and f.fix.applicability == SAFE)
     unsafe = sum(1 for f in findings if f.fix is not None and f.fix.applicability == UNSAFE)
     if safe:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from typing import Iterator
 
 from ..findings import Finding
@@ -102,6 +103,9 @@ class PreferOnReadForReplicaLocalState(Rule):
         if any(r.kind in tfapi.READ_METHODS and not r.cross_replica for r in site.reads):
             return True
         target = site.call.target or ""
+        if target and any(u.value is not None and re.search(rf"(?<![\w.]){re.escape(target)}(?!\w)",
+                                                            u.value.text) for u in replica):
+            return True  # `ema.assign(0.9 * ema + ...)`: read where it is written
         if not target.startswith("self."):
             return False
         attr = target[len("self."):]

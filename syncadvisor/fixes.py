@@ -1,0 +1,179 @@
+"""Findings' edits -> fixed source, stable and safe; atomic writes.
+
+A fix is all of its edits or none. Fixes are applied in source order; one that
+overlaps an edit already taken waits for the next round (identical edits, such
+as two fixes adding the same import, count once). After each round the changed
+files are parsed and checked again, with the rest of the run, until nothing
+changes (at most MAX_ROUNDS). A result that libcst cannot parse is never kept,
+let alone written.
+"""
+from __future__ import annotations
+
+import difflib
+import os
+import stat
+import tempfile
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from .config import Settings
+from .engine import FileResult, RunResult, analyze_text, run_rules
+from .files import SourceText, encode_source
+from .findings import SAFE, UNSAFE, Edit, Finding
+
+MAX_ROUNDS = 10
+
+
+def applicable(finding: Finding, unsafe: bool) -> bool:
+    fix = finding.fix
+    return fix is not None and (fix.applicability == SAFE or (unsafe and fix.applicability == UNSAFE))
+
+
+def line_starts(text: str) -> List[int]:
+    """Offsets where each line starts, counting \\r\\n, \\r and \\n as libcst does."""
+    starts = [0]
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\r":
+            if i + 1 < n and text[i + 1] == "\n":
+                i += 1
+            starts.append(i + 1)
+        elif ch == "\n":
+            starts.append(i + 1)
+        i += 1
+    return starts
+
+
+def _offset(starts: List[int], text_length: int, line: int, column: int) -> int:
+    if line > len(starts):  # an insertion after the last line
+        return text_length
+    return min(starts[line - 1] + column - 1, text_length)
+
+
+def apply_fixes(text: str, findings: Sequence[Finding], unsafe: bool) -> Tuple[str, int]:
+    """Apply every non-overlapping applicable fix once; (new text, fixes applied)."""
+    starts = line_starts(text)
+    taken: List[Tuple[int, int, str]] = []
+    applied = 0
+    candidates = [f for f in findings if applicable(f, unsafe)]
+    candidates.sort(key=lambda f: min((e.line, e.column) for e in f.fix.edits))  # type: ignore[union-attr]
+    for finding in candidates:
+        edits = [_span(starts, len(text), e) for e in finding.fix.edits]  # type: ignore[union-attr]
+        new = [e for e in edits if e not in taken]
+        if any(_overlaps(e, t) for e in new for t in taken) or any(
+                _overlaps(a, b) for i, a in enumerate(new) for b in new[i + 1:]):
+            continue
+        taken.extend(new)
+        applied += 1
+    for start, end, content in sorted(taken, key=lambda e: (e[0], e[1]), reverse=True):
+        text = text[:start] + content + text[end:]
+    return text, applied
+
+
+def _span(starts: List[int], length: int, edit: Edit) -> Tuple[int, int, str]:
+    return (_offset(starts, length, edit.line, edit.column),
+            _offset(starts, length, edit.end_line, edit.end_column), edit.content)
+
+
+def _overlaps(a: Tuple[int, int, str], b: Tuple[int, int, str]) -> bool:
+    if a == b:
+        return False
+    # Two insertions at one point, or an insertion at the edge of a replacement,
+    # have no defined order: treat them as overlapping.
+    return a[0] < b[1] and b[0] < a[1] or a[0] == b[0]
+
+
+def parses(text: str) -> bool:
+    try:
+        cst.parse_module(text)
+    except (cst.ParserSyntaxError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+@dataclass
+class FixRun:
+    run: RunResult  # the findings that remain after fixing
+    fixed: Dict[str, str] = field(default_factory=dict)  # path -> new text (changed files only)
+    originals: Dict[str, str] = field(default_factory=dict)
+    applied: int = 0
+    rejected: List[str] = field(default_factory=list)  # files whose fixed text would not parse
+
+
+def fix_results(results: List[FileResult], texts: Dict[str, str], settings: Settings,
+                unsafe: bool) -> FixRun:
+    """Fix every file of a run until stable. `texts` holds each path's current source."""
+    results = list(results)
+    position = {r.path: i for i, r in enumerate(results)}
+    originals = dict(texts)
+    current = dict(texts)
+    applied = 0
+    rejected: List[str] = []
+    run = run_rules(results, settings)
+    for _ in range(MAX_ROUNDS):
+        by_path: Dict[str, List[Finding]] = {}
+        for finding in run.findings:
+            if applicable(finding, unsafe) and finding.path in current:
+                by_path.setdefault(finding.path, []).append(finding)
+        changed = False
+        for path, findings in by_path.items():
+            new_text, count = apply_fixes(current[path], findings, unsafe)
+            if not count or new_text == current[path]:
+                continue
+            if not parses(new_text):
+                rejected.append(path)
+                current.pop(path)  # keep this file as it is: never write what does not parse
+                continue
+            current[path] = new_text
+            results[position[path]] = analyze_text(new_text, path, settings)
+            applied += count
+            changed = True
+        if not changed:
+            break
+        run = run_rules(results, settings)
+    fixed = {p: t for p, t in current.items() if t != originals[p]}
+    return FixRun(run, fixed, originals, applied, rejected)
+
+
+def unified_diff(path: str, old: str, new: str) -> str:
+    shown = path.replace(os.sep, "/")
+    before, after = (shown, shown) if os.path.isabs(path) else (f"a/{shown}", f"b/{shown}")
+    lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+                                 fromfile=before, tofile=after)
+    out = []
+    for line in lines:
+        out.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def write_atomically(path: str, data: bytes) -> None:
+    """Replace `path` with `data` so that a crash leaves either the old or the new file."""
+    directory = os.path.dirname(os.path.abspath(path))
+    mode: Optional[int] = None
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        pass
+    handle, temp = tempfile.mkstemp(prefix=".syncadvisor-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        if mode is not None:
+            os.chmod(temp, mode)
+        os.replace(temp, path)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise
+
+
+def write_fixed(fixed: Dict[str, str], sources: Dict[str, SourceText]) -> None:
+    for path, text in fixed.items():
+        write_atomically(path, encode_source(sources[path], text))

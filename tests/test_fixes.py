@@ -1,0 +1,187 @@
+"""Autofix: golden fixed files, stability, and byte-exact, atomic writes."""
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from syncadvisor.api import check_source, fix_source
+from syncadvisor.cli import main
+from syncadvisor.findings import SAFE
+
+ROOT = Path(__file__).parent / "fixtures" / "fix"
+INPUTS = sorted(p for p in ROOT.glob("*.py") if not p.name.endswith("fixed.py"))
+REGENERATE = os.environ.get("SYNCADVISOR_REGENERATE") == "1"
+
+
+def _golden(path: Path, text: str) -> str:
+    if REGENERATE:
+        path.write_text(text)
+    return path.read_text()
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=lambda p: p.name)
+def test_safe_fixes_match_golden_file(path):
+    fixed = fix_source(path.read_text(), path.name)
+    assert fixed == _golden(path.with_name(path.stem + ".fixed.py"), fixed)
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=lambda p: p.name)
+def test_unsafe_fixes_match_golden_file(path):
+    fixed = fix_source(path.read_text(), path.name, unsafe=True)
+    assert fixed == _golden(path.with_name(path.stem + ".unsafe-fixed.py"), fixed)
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=lambda p: p.name)
+@pytest.mark.parametrize("unsafe", [False, True], ids=["safe", "unsafe"])
+def test_fixed_code_parses_rechecks_clean_and_is_stable(path, unsafe):
+    source = path.read_text()
+    before = check_source(source, path.name)
+    assert any(f.fix is not None for f in before), "a fix fixture must have something to fix"
+    fixed = fix_source(source, path.name, unsafe=unsafe)
+    cst.parse_module(fixed)
+    after = check_source(fixed, path.name)
+    leftover = [f for f in after if f.fix is not None and (unsafe or f.fix.applicability == SAFE)]
+    assert not leftover, [(f.line, f.code, f.message) for f in leftover]
+    assert fix_source(fixed, path.name, unsafe=unsafe) == fixed
+
+
+def test_every_fixable_rule_is_exercised_by_a_fix_fixture():
+    from syncadvisor.rules import all_rules
+
+    fixed_codes = set()
+    for path in INPUTS:
+        fixed_codes |= {f.code for f in check_source(path.read_text(), path.name)
+                        if f.fix is not None}
+    fixable = {r.code for r in all_rules() if r.fix_availability}
+    assert fixable <= fixed_codes, sorted(fixable - fixed_codes)
+
+
+# --- the command line ------------------------------------------------------------
+
+BAD = ("import tensorflow as tf\n"
+       "v = tf.Variable(1., synchronization=tf.VariableSynchronization.DEFAULT)\n"
+       "def make():\n"
+       "    return tf.Variable(1., synchronization=tf.VariableSynchronization.NONE)\n")
+
+
+def _cli(args, capsys):
+    code = main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_fix_writes_safe_fixes_and_reports_what_remains(tmp_path, capsys):
+    target = tmp_path / "a.py"
+    target.write_text(BAD)
+    code, out, _ = _cli(["check", "--fix", str(target)], capsys)
+    assert target.read_text() == BAD.replace("DEFAULT", "AUTO")
+    assert code == 1 and "TFS101" in out and "TFS001" not in out
+    assert out.splitlines()[-1] == "1 finding (1 warning), 1 fixed, 1 more with --unsafe-fixes."
+    code, out, _ = _cli(["check", "--fix", "--unsafe-fixes", str(target)], capsys)
+    assert code == 0 and out.strip() == "Fixed 1 finding; nothing remains."
+    assert "synchronization" not in target.read_text().splitlines()[3]
+
+
+def test_diff_and_check_write_nothing(tmp_path, capsys):
+    target = tmp_path / "a.py"
+    target.write_text(BAD)
+    os.utime(target, (1_000_000_000, 1_000_000_000))
+    before = (target.read_bytes(), target.stat().st_mtime_ns)
+    code, out, err = _cli(["check", "--diff", str(target)], capsys)
+    assert code == 1
+    assert f"--- {target}" in out and "-v = tf.Variable(1., synchronization=tf.VariableSynchronization.DEFAULT)" in out
+    assert "+v = tf.Variable(1., synchronization=tf.VariableSynchronization.AUTO)" in out
+    assert "Would fix 1 finding in 1 file." in err
+    _cli(["check", "--diff", "--unsafe-fixes", str(target)], capsys)
+    _cli(["check", str(target)], capsys)
+    _cli(["check", "--format", "json", str(target)], capsys)
+    assert (target.read_bytes(), target.stat().st_mtime_ns) == before
+
+
+def test_diff_with_nothing_to_fix_is_exit_0(tmp_path, capsys):
+    (tmp_path / "ok.py").write_text("import tensorflow as tf\nv = tf.Variable(1.)\n")
+    assert _cli(["check", "--diff", str(tmp_path)], capsys)[0] == 0
+
+
+def test_fix_on_stdin_prints_the_fixed_source(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(BAD.encode())))
+    code, out, err = _cli(["check", "--fix", "-", "--stdin-filename", "a.py"], capsys)
+    assert out == BAD.replace("DEFAULT", "AUTO")
+    assert "TFS101" in err and code == 1
+
+
+def test_a_fix_that_would_not_parse_is_never_written(tmp_path, capsys, monkeypatch):
+    import syncadvisor.fixes as fixes
+
+    monkeypatch.setattr(fixes, "apply_fixes", lambda text, findings, unsafe: (text + "(\n", 1))
+    target = tmp_path / "a.py"
+    target.write_text(BAD)
+    code, _, err = _cli(["check", "--fix", str(target)], capsys)
+    assert target.read_text() == BAD and "would not parse" in err and code == 1
+
+
+# --- bytes --------------------------------------------------------------------------
+
+def _fix_bytes(tmp_path, data: bytes, name="f.py") -> bytes:
+    target = tmp_path / name
+    target.write_bytes(data)
+    main(["check", "--fix", "--exit-zero", str(target)])
+    return target.read_bytes()
+
+
+@pytest.mark.parametrize("newline", [b"\n", b"\r\n", b"\r"], ids=["lf", "crlf", "cr"])
+def test_newlines_are_kept_and_only_the_edit_changes(tmp_path, capsys, newline):
+    lines = [b"import tensorflow as tf", b"# caf\xc3\xa9 \xe2\x98\x95",
+             b"v = tf.Variable(1., synchronization=tf.VariableSynchronization.DEFAULT)",
+             b"w = tf.Variable(2.)", b""]
+    data = newline.join(lines)
+    assert _fix_bytes(tmp_path, data) == data.replace(b"DEFAULT", b"AUTO")
+
+
+def test_utf8_bom_and_crlf(tmp_path, capsys):
+    data = (b"\xef\xbb\xbfimport tensorflow as tf\r\n"
+            b"v = tf.Variable(1., synchronization=\"ON_READ\", aggregation=tf.VariableAggregation.SUM)\r\n")
+    assert _fix_bytes(tmp_path, data) == data.replace(
+        b'"ON_READ"', b"tf.VariableSynchronization.ON_READ")
+
+
+def test_latin1_with_coding_line(tmp_path, capsys):
+    data = (b"# -*- coding: latin-1 -*-\n# r\xe9sum\xe9 na\xefve\n"
+            b"import tensorflow as tf\n"
+            b"v = tf.Variable(1., synchronization=tf.VariableSynchronization.DEFAULT)  # \xa9\n")
+    assert _fix_bytes(tmp_path, data) == data.replace(b"DEFAULT", b"AUTO")
+
+
+def test_tabs_and_odd_formatting(tmp_path, capsys):
+    data = (b"import tensorflow as tf\n"
+            b"if True:\n"
+            b"\tv = tf.Variable(  1.,\\\n"
+            b"\t\tsynchronization = tf.VariableSynchronization . DEFAULT ,  # odd\n"
+            b"\t\t\taggregation=tf.VariableAggregation.NONE,\n"
+            b"\t)\n")
+    assert _fix_bytes(tmp_path, data) == data.replace(b". DEFAULT", b". AUTO")
+
+
+def test_file_mode_is_kept(tmp_path, capsys):
+    target = tmp_path / "f.py"
+    target.write_bytes(BAD.encode())
+    target.chmod(0o750)
+    main(["check", "--fix", "--exit-zero", str(target)])
+    assert target.stat().st_mode & 0o777 == 0o750
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".syncadvisor-")]
+
+
+def test_fix_from_a_subprocess_leaves_the_tree_parseable(tmp_path):
+    for i in range(3):
+        (tmp_path / f"m{i}.py").write_text(BAD)
+    result = subprocess.run([sys.executable, "-m", "syncadvisor", "check", "--fix",
+                             "--unsafe-fixes", str(tmp_path)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    for i in range(3):
+        cst.parse_module((tmp_path / f"m{i}.py").read_text())
