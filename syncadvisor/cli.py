@@ -10,12 +10,13 @@ import json
 import os
 import sys
 from dataclasses import replace
-from typing import List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 from . import __version__
 from .config import ConfigError, Settings, load_settings, validate_codes
 from .engine import analyze_text, run_rules, unreadable
-from .files import MissingPath, UnreadableSource, decode_source, discover, encode_source, read_source
+from .files import MissingPath, UnreadableSource, discover, encode_source
+from .inputs import Input, load_input
 from .fixes import fix_results, unified_diff, write_fixed
 from .report import FORMATTERS, text as text_report
 from .rules import all_rules, rules_by_code
@@ -46,7 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--ignore", type=_codes_option, metavar="CODES", help="skip these")
     check.add_argument("--extend-select", type=_codes_option, metavar="CODES",
                        help="add these to the selection")
-    check.add_argument("--format", choices=sorted(FORMATTERS), default="text")
+    check.add_argument("--format", choices=sorted(FORMATTERS), default="text",
+                       help="text (default), json, sarif (GitHub code scanning), github "
+                            "(workflow annotations)")
     check.add_argument("--fix", action="store_true", help="apply safe fixes, in place")
     check.add_argument("--unsafe-fixes", action="store_true",
                        help="with --fix or --diff: apply unsafe fixes too")
@@ -113,17 +116,19 @@ def _settings(args: argparse.Namespace) -> Settings:
 def _check(args: argparse.Namespace) -> int:
     settings = _settings(args)
     paths = args.paths or ["."]
-    stdin = "-" in paths
-    if stdin and len(paths) > 1:
-        raise UsageError("`-` (standard input) cannot be combined with other paths")
-    if stdin:
+    inputs: Dict[str, Input] = {}
+    results = []
+    if "-" in paths:
+        if len(paths) > 1:
+            raise UsageError("`-` (standard input) cannot be combined with other paths")
         name = args.stdin_filename or "-"
+        data = sys.stdin.buffer.read()
         if args.stdin_filename and settings.is_excluded(name):
             if args.fix:
-                sys.stdout.buffer.write(sys.stdin.buffer.read())
+                sys.stdout.buffer.write(data)
             return EXIT_CLEAN
         try:
-            sources = {name: decode_source(sys.stdin.buffer.read())}
+            inputs[name] = load_input(name, data)
         except UnreadableSource as exc:
             raise UsageError(f"standard input: {exc}") from None
         files = [name]
@@ -135,56 +140,68 @@ def _check(args: argparse.Namespace) -> int:
         if not files:
             print("syncadvisor: warning: no Python files found under the given paths",
                   file=sys.stderr)
-        sources = {}
-    results = []
     for path in files:
-        if path not in sources:
+        if path not in inputs:
             try:
-                sources[path] = read_source(path)
+                inputs[path] = load_input(path)
             except UnreadableSource as exc:
                 results.append(unreadable(path, exc))
                 continue
-        results.append(analyze_text(sources[path].text, path, settings))
+        results.append(analyze_text(inputs[path].text, path, settings))
     if args.fix or args.diff:
-        return _fix(args, results, sources, settings, stdin)
-    return _report(args, run_rules(results, settings))
+        return _fix(args, results, inputs, settings, stdin="-" in paths)
+    return _report(args, run_rules(results, settings), inputs)
 
 
-def _report(args: argparse.Namespace, run, fixed: int = 0, out=None) -> int:
+def _present(run, inputs: Dict[str, Input]) -> List:
+    findings = [inputs[f.path].present(f) if f.path in inputs else f for f in run.findings]
+    return sorted(findings, key=lambda f: f.sort_key())
+
+
+def _report(args: argparse.Namespace, run, inputs: Dict[str, Input], fixed: int = 0,
+            out=None) -> int:
     out = out or sys.stdout
-    FORMATTERS[args.format](run.findings, out)
+    findings = _present(run, inputs)
+    FORMATTERS[args.format](findings, out)
     if args.statistics:
-        text_report.statistics(run.findings, out)
+        text_report.statistics(findings, out)
     if args.format == "text":
-        out.write(text_report.summary(run.findings, fixed, not args.unsafe_fixes) + "\n")
+        out.write(text_report.summary(findings, fixed, not args.unsafe_fixes) + "\n")
     if run.internal_error:
         return EXIT_ERROR
-    if run.findings and not args.exit_zero:
+    if findings and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
 
 
-def _fix(args: argparse.Namespace, results, sources, settings: Settings, stdin: bool) -> int:
-    texts = {path: source.text for path, source in sources.items()}
+def _fix(args: argparse.Namespace, results, inputs: Dict[str, Input], settings: Settings,
+         stdin: bool) -> int:
+    texts = {path: item.text for path, item in inputs.items()}
     outcome = fix_results(results, texts, settings, args.unsafe_fixes)
     for path in outcome.rejected:
         print(f"syncadvisor: error: {path}: the fixed code would not parse; left unchanged "
               f"(please report it)", file=sys.stderr)
+    new_files: Dict[str, str] = {}
+    for path, fixed in outcome.fixed.items():
+        try:
+            new_files[path] = inputs[path].output(fixed)
+        except ValueError as exc:
+            print(f"syncadvisor: error: {path}: not fixed: {exc}", file=sys.stderr)
     if args.diff:
-        for path in sorted(outcome.fixed):
-            sys.stdout.write(unified_diff(path, outcome.originals[path], outcome.fixed[path]))
+        for path in sorted(new_files):
+            sys.stdout.write(unified_diff(path, inputs[path].source.text, new_files[path]))
         n = outcome.applied
-        print(f"Would fix {n} finding{'s' if n != 1 else ''} in {len(outcome.fixed)} "
-              f"file{'s' if len(outcome.fixed) != 1 else ''}.", file=sys.stderr)
-        return EXIT_FINDINGS if outcome.fixed and not args.exit_zero else EXIT_CLEAN
+        print(f"Would fix {n} finding{'s' if n != 1 else ''} in {len(new_files)} "
+              f"file{'s' if len(new_files) != 1 else ''}.", file=sys.stderr)
+        return EXIT_FINDINGS if new_files and not args.exit_zero else EXIT_CLEAN
     if stdin:
-        name = next(iter(sources))
-        text = outcome.fixed.get(name, texts[name])
-        sys.stdout.buffer.write(encode_source(sources[name], text))
+        name = next(iter(inputs))
+        text = new_files.get(name, inputs[name].source.text)
+        sys.stdout.buffer.write(encode_source(inputs[name].source, text))
         sys.stdout.flush()
-        return _report(args, outcome.run, outcome.applied, out=sys.stderr)
-    write_fixed(outcome.fixed, sources)
-    return _report(args, outcome.run, outcome.applied)
+        return _report(args, outcome.run, inputs, outcome.applied, out=sys.stderr)
+    write_fixed(new_files, {path: inputs[path].source for path in new_files})
+    return _report(args, outcome.run, inputs, outcome.applied)
 
 
 def _rules(args: argparse.Namespace) -> int:

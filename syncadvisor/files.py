@@ -173,7 +173,7 @@ def _walk(top: Path, settings: Settings, seen: set) -> Iterator[str]:
                 if is_ignored(child, True, stack):
                     continue
                 yield from walk(child, stack)
-            elif entry.name.endswith(PYTHON_SUFFIXES):
+            elif entry.name.endswith(PYTHON_SUFFIXES) or entry.name.endswith(".ipynb"):
                 if settings.is_excluded(entry.path) or is_ignored(child, False, stack):
                     continue
                 key = os.path.realpath(entry.path)
