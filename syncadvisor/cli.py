@@ -10,12 +10,13 @@ import json
 import os
 import sys
 from dataclasses import replace
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import __version__
 from .config import ConfigError, Settings, load_settings, validate_codes
-from .engine import analyze_text, run_rules, unreadable
-from .files import MissingPath, UnreadableSource, discover, encode_source
+from .cache import FOLDER, Cache, default_directory
+from .engine import Job, RunResult, analyze_jobs, run_rules, unreadable
+from .files import MissingPath, UnreadableSource, discover, encode_source, module_name
 from .inputs import Input, load_input
 from .fixes import fix_results, unified_diff, write_fixed
 from .report import FORMATTERS, text as text_report
@@ -26,6 +27,16 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 class UsageError(Exception):
     pass
+
+
+def _jobs_option(value: str) -> int:
+    try:
+        jobs = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+    if jobs < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return jobs
 
 
 def _codes_option(value: str) -> List[str]:
@@ -57,6 +68,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="print what --fix would change as a unified diff; write nothing")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     check.add_argument("--statistics", action="store_true", help="count findings per code")
+    check.add_argument("--no-cache", action="store_true",
+                       help=f"do not read or write the cache ({FOLDER}/)")
+    check.add_argument("--jobs", "-j", type=_jobs_option, default=os.cpu_count() or 1,
+                       metavar="N", help="worker processes (default: the CPU count)")
     check.add_argument("--config", metavar="FILE", help="a pyproject.toml to read settings from")
     check.add_argument("--stdin-filename", metavar="NAME",
                        help="the name to report (and match config against) for standard input")
@@ -140,17 +155,37 @@ def _check(args: argparse.Namespace) -> int:
         if not files:
             print("syncadvisor: warning: no Python files found under the given paths",
                   file=sys.stderr)
+    cache = None
+    if not args.no_cache and "-" not in paths:
+        cache = Cache(default_directory(settings.root), settings.cache_key(), settings.run_key())
+    slots: List[object] = []  # a FileResult (unreadable), or an index into `jobs`
+    jobs: List[Job] = []
+    keys: List[Tuple[str, str]] = []
     for path in files:
         if path not in inputs:
             try:
                 inputs[path] = load_input(path)
             except UnreadableSource as exc:
-                results.append(unreadable(path, exc))
+                slots.append(unreadable(path, exc))
+                keys.append((path, f"unreadable: {exc}"))
                 continue
-        results.append(analyze_text(inputs[path].text, path, settings))
+        item = inputs[path]
+        key = cache.file_digest(item.data, path, module_name(path)) if cache else None
+        slots.append(len(jobs))
+        jobs.append(Job(path, item.text, key))
+        keys.append((path, key or ""))
+    if cache is not None and not (args.fix or args.diff):
+        findings = cache.load_run(settings.root, keys)
+        if findings is not None:
+            return _report(args, RunResult(findings, len(files)), inputs)
+    analysed = analyze_jobs(jobs, settings, args.jobs, cache)
+    results = [analysed[s] if isinstance(s, int) else s for s in slots]
     if args.fix or args.diff:
         return _fix(args, results, inputs, settings, stdin="-" in paths)
-    return _report(args, run_rules(results, settings), inputs)
+    run = run_rules(results, settings)
+    if cache is not None and not run.internal_error:
+        cache.store_run(settings.root, keys, run.findings)
+    return _report(args, run, inputs)
 
 
 def _present(run, inputs: Dict[str, Input]) -> List:

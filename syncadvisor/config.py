@@ -45,6 +45,11 @@ class Settings:
         """What the per-file model depends on (selection does not change models)."""
         return f"tf={self.target_tensorflow};keras={self.keras}"
 
+    def run_key(self) -> str:
+        """What a run's findings depend on, besides the files."""
+        return repr((self.select, self.ignore, self.extend_select, self.per_file_ignores,
+                     self.exclude, self.assume_strategy, os.path.abspath(self.root)))
+
     def enabled(self, code: str, path: Optional[str] = None) -> bool:
         selected = _longest_match(code, self.select + self.extend_select)
         ignored = _longest_match(code, self.ignore + self._file_ignores(path))

@@ -8,24 +8,29 @@ linked file, drop suppressed and deselected findings, sort.
 from __future__ import annotations
 
 import ast
+import multiprocessing
+import os
 import re
 import traceback
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Sequence
-
-import libcst as cst
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import __version__
 from .config import Settings
 from .files import SourceText, UnreadableSource, module_name, read_source
 from .findings import ERROR, Finding
 from .model import tfapi
-from .model.builder import build_model
 from .model.facts import FileModel
 from .model.project import Project
 from .rules import enabled_rules
 from .rules.base import RuleContext
 from .suppress import Suppressions, parse_suppressions
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from .cache import Cache
 
 PARSE_ERROR = "TFS900"
 PARSE_ERROR_NAME = "parse-error"
@@ -63,6 +68,10 @@ def analyze_text(text: str, path: str, settings: Settings, module: Optional[str]
     if not PREFILTER.search(text):
         return result
     result.suppressions = parse_suppressions(text)
+    import libcst as cst  # only files that pass the prefilter pay for it
+
+    from .model.builder import build_model
+
     try:
         tree = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
@@ -72,7 +81,8 @@ def analyze_text(text: str, path: str, settings: Settings, module: Optional[str]
         result.errors.append(tool_error(path, f"cannot parse: {type(exc).__name__}"))
         return result
     try:
-        result.model = build_model(tree, path, module or module_name(path), rewrites_for(settings))
+        result.model = build_model(tree, path, module or module_name(path), rewrites_for(settings),
+                                   text)
     except RecursionError:
         result.errors.append(tool_error(path, "cannot analyse: the code is nested too deeply"))
     except Exception as exc:  # noqa: BLE001 - one file's bug must not stop the run
@@ -81,7 +91,7 @@ def analyze_text(text: str, path: str, settings: Settings, module: Optional[str]
     return result
 
 
-def _syntax_error(path: str, text: str, exc: cst.ParserSyntaxError) -> Finding:
+def _syntax_error(path: str, text: str, exc: "cst.ParserSyntaxError") -> Finding:
     """Python's own message and position where it has one: libcst's point later."""
     try:
         ast.parse(text)
@@ -148,6 +158,62 @@ def run_rules(results: Sequence[FileResult], settings: Settings) -> RunResult:
         findings.extend(f for f in file_findings if not sup.suppressed(f.code, f.line))
     findings.sort(key=Finding.sort_key)
     return RunResult(findings, len(results), internal)
+
+
+# --- many files: a process pool, and the cache ---------------------------------------
+
+# Below this much source, starting worker processes costs more than it saves.
+POOL_THRESHOLD = 400_000  # characters
+_WORKER_SETTINGS: Optional[Settings] = None
+
+
+@dataclass
+class Job:
+    path: str
+    text: str
+    key: Optional[str] = None  # cache digest; None: do not cache
+
+
+def _init_worker(settings: Settings) -> None:
+    global _WORKER_SETTINGS
+    _WORKER_SETTINGS = settings
+
+
+def _analyze_job(item: Tuple[str, str]) -> FileResult:
+    assert _WORKER_SETTINGS is not None
+    return analyze_text(item[1], item[0], _WORKER_SETTINGS)
+
+
+def analyze_jobs(jobs: Sequence[Job], settings: Settings, workers: int = 1,
+                 cache: Optional["Cache"] = None) -> List[FileResult]:
+    """Stage 1 for many files, in input order: from the cache, or in `workers` processes."""
+    results: List[Optional[FileResult]] = [None] * len(jobs)
+    todo: List[int] = []
+    for i, job in enumerate(jobs):
+        if cache is not None and job.key is not None:
+            cached = cache.load_model(job.key)
+            if isinstance(cached, FileResult) and cached.path == job.path:
+                results[i] = cached
+                continue
+        todo.append(i)
+    items = [(jobs[i].path, jobs[i].text) for i in todo]
+    size = sum(len(text) for _, text in items if PREFILTER.search(text))
+    if workers > 1 and len(items) > 1 and size > POOL_THRESHOLD:
+        import libcst  # noqa: F401 - imported once here, inherited by forked workers
+
+        context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+        chunk = max(1, min(16, len(items) // (workers * 4)))
+        with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
+                                 initargs=(settings,)) as pool:
+            computed = list(pool.map(_analyze_job, items, chunksize=chunk))
+    else:
+        computed = [analyze_text(text, path, settings) for path, text in items]
+    for i, result in zip(todo, computed):
+        results[i] = result
+        key = jobs[i].key
+        if cache is not None and key is not None and not result.internal_error:
+            cache.store_model(key, result)
+    return [r for r in results if r is not None]
 
 
 def check_paths(paths: Iterable[str], settings: Settings) -> RunResult:

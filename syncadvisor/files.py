@@ -56,13 +56,16 @@ def decode_source(data: bytes) -> SourceText:
     return SourceText(text, "utf-8" if encoding == "utf-8-sig" else encoding, bom)
 
 
-def read_source(path: str) -> SourceText:
+def read_bytes(path: str) -> bytes:
     try:
         with open(path, "rb") as handle:
-            data = handle.read()
+            return handle.read()
     except OSError as exc:
         raise UnreadableSource(f"cannot read: {exc.strerror or exc}") from None
-    return decode_source(data)
+
+
+def read_source(path: str) -> SourceText:
+    return decode_source(read_bytes(path))
 
 
 def encode_source(source: SourceText, text: str) -> bytes:

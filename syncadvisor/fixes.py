@@ -16,12 +16,11 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
-import libcst as cst
-
 from .config import Settings
 from .engine import FileResult, RunResult, analyze_text, run_rules
 from .files import SourceText, encode_source
 from .findings import SAFE, UNSAFE, Edit, Finding
+from .lines import line_starts
 
 MAX_ROUNDS = 10
 
@@ -29,22 +28,6 @@ MAX_ROUNDS = 10
 def applicable(finding: Finding, unsafe: bool) -> bool:
     fix = finding.fix
     return fix is not None and (fix.applicability == SAFE or (unsafe and fix.applicability == UNSAFE))
-
-
-def line_starts(text: str) -> List[int]:
-    """Offsets where each line starts, counting \\r\\n, \\r and \\n as libcst does."""
-    starts = [0]
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "\r":
-            if i + 1 < n and text[i + 1] == "\n":
-                i += 1
-            starts.append(i + 1)
-        elif ch == "\n":
-            starts.append(i + 1)
-        i += 1
-    return starts
 
 
 def _offset(starts: List[int], text_length: int, line: int, column: int) -> int:
@@ -87,6 +70,8 @@ def _overlaps(a: Tuple[int, int, str], b: Tuple[int, int, str]) -> bool:
 
 
 def parses(text: str) -> bool:
+    import libcst as cst
+
     try:
         cst.parse_module(text)
     except (cst.ParserSyntaxError, RecursionError, MemoryError):

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from . import notebook
-from .files import SourceText, decode_source, read_source
+from .files import SourceText, decode_source, read_bytes
 from .findings import Finding
 
 
@@ -13,6 +13,7 @@ from .findings import Finding
 class Input:
     path: str
     source: SourceText  # the file as read
+    data: bytes  # its bytes, for the cache
     notebook: Optional[notebook.Notebook] = None
 
     @property
@@ -31,6 +32,8 @@ class Input:
 
 def load_input(path: str, data: Optional[bytes] = None) -> Input:
     """Read (or decode given bytes of) a file; raises UnreadableSource."""
-    source = decode_source(data) if data is not None else read_source(path)
+    if data is None:
+        data = read_bytes(path)
+    source = decode_source(data)
     nb = notebook.load(source.text) if notebook.is_notebook(path) else None
-    return Input(path, source, nb)
+    return Input(path, source, data, nb)

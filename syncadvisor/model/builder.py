@@ -11,7 +11,11 @@ import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import MetadataWrapper
+from libcst.metadata.base_provider import BaseMetadataProvider
+from libcst.metadata.span_provider import CodeSpan, SpanProvidingCodegenState
+
+from ..lines import line_starts, position
 
 from . import tfapi
 from .facts import (
@@ -54,11 +58,25 @@ class _Function:
         self.stateless = 0  # open `with StatelessScope(...)` blocks
 
 
-class ModelBuilder(cst.CSTVisitor):
-    METADATA_DEPENDENCIES = (PositionProvider,)
+class CharSpanProvider(BaseMetadataProvider[CodeSpan]):
+    """Start offset and length of every node, in characters. libcst's own
+    PositionProvider does the same walk but builds line/column objects for every
+    node, which costs twice as much; the few positions a model keeps are
+    converted afterwards."""
 
-    def __init__(self, path: str, module: str, resolver: NameResolver):
+    def _gen_impl(self, module: cst.Module) -> None:
+        state = SpanProvidingCodegenState(default_indent=module.default_indent,
+                                          default_newline=module.default_newline,
+                                          provider=self, get_length=len)
+        module._codegen(state)
+
+
+class ModelBuilder(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (CharSpanProvider,)
+
+    def __init__(self, path: str, module: str, resolver: NameResolver, text: str):
         super().__init__()
+        self._starts = line_starts(text)  # libcst reproduces `text` exactly
         self.model = FileModel(path=path, module=module)
         self._resolver = resolver
         self._module_scope = Scope(MODULE, None)
@@ -89,8 +107,10 @@ class ModelBuilder(cst.CSTVisitor):
     # --- small helpers -------------------------------------------------------
 
     def _span(self, node: cst.CSTNode) -> Span:
-        r = self.get_metadata(PositionProvider, node)
-        return Span(r.start.line, r.start.column, r.end.line, r.end.column)
+        span = self.get_metadata(CharSpanProvider, node)
+        line, column = position(self._starts, span.start)
+        end_line, end_column = position(self._starts, span.start + span.length)
+        return Span(line, column, end_line, end_column)
 
     def _next_seq(self) -> int:
         self._seq += 1
@@ -791,7 +811,9 @@ def _scope_receiver(item: cst.BaseExpression) -> Optional[cst.BaseExpression]:
 
 
 def build_model(module: cst.Module, path: str, module_name: str,
-                rewrites: Sequence[Tuple[str, str]]) -> FileModel:
-    builder = ModelBuilder(path, module_name, NameResolver(rewrites))
+                rewrites: Sequence[Tuple[str, str]], text: Optional[str] = None) -> FileModel:
+    """The model of a parsed module; `text` is its source, when the caller has it."""
+    builder = ModelBuilder(path, module_name, NameResolver(rewrites),
+                           module.code if text is None else text)
     MetadataWrapper(module, unsafe_skip_copy=True).visit(builder)
     return builder.finish()

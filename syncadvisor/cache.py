@@ -1,0 +1,120 @@
+"""A content-addressed cache of per-file models, and of a run's findings.
+
+- `models/<digest>.pickle`: the `FileResult` of one file's bytes. The digest covers
+  the tool version, the settings that change models, and the bytes, so an entry
+  never goes stale and two runs writing the same entry write the same thing.
+- `runs/<key>.pickle`: for one project root and one set of settings, the digest of
+  every file and the findings they gave; when nothing changed, a run prints them
+  without parsing or linking anything.
+
+Every write goes to a temporary file and is renamed into place, so runs can
+share the folder; anything unreadable is ignored and rebuilt.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+from typing import List, Sequence, Tuple
+
+from . import __version__
+
+FOLDER = ".syncadvisor_cache"
+_FORMAT = 1
+
+
+def _tool_fingerprint() -> str:
+    """The version, and the size and mtime of every module of the tool: an edited
+    checkout (or a new release) never reads entries written by another."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    parts = [__version__]
+    for folder, _, names in sorted(os.walk(here)):
+        for name in sorted(names):
+            if name.endswith(".py"):
+                stat = os.stat(os.path.join(folder, name))
+                parts.append(f"{name}:{stat.st_size}:{stat.st_mtime_ns}")
+    return hashlib.blake2b("/".join(parts).encode(), digest_size=8).hexdigest()
+
+
+def digest(data: bytes, salt: str) -> str:
+    h = hashlib.blake2b(data, digest_size=16, person=b"syncadvisor")
+    h.update(salt.encode())
+    return h.hexdigest()
+
+
+class Cache:
+    def __init__(self, directory: str, model_key: str, run_key: str):
+        self.directory = directory
+        self.salt = f"{_tool_fingerprint()}/{_FORMAT}/{model_key}"
+        self.run_key = hashlib.blake2b(f"{self.salt}/{run_key}".encode(), digest_size=12).hexdigest()
+
+    # --- per-file models ---------------------------------------------------------
+
+    def file_digest(self, data: bytes, path: str, module: str) -> str:
+        """A model depends on the bytes, and on the path and module name it was read as."""
+        return digest(data, f"{self.salt}/{path}/{module}")
+
+    def _model_path(self, key: str) -> str:
+        return os.path.join(self.directory, "models", key[:2], key + ".pickle")
+
+    def load_model(self, key: str):
+        return _read(self._model_path(key))
+
+    def store_model(self, key: str, result) -> None:
+        path = self._model_path(key)
+        if not os.path.exists(path):
+            _write(path, result, self.directory)
+
+    # --- whole runs --------------------------------------------------------------------
+
+    def _run_path(self, root: str) -> str:
+        name = hashlib.blake2b(f"{os.path.abspath(root)}/{self.run_key}".encode(),
+                               digest_size=12).hexdigest()
+        return os.path.join(self.directory, "runs", name + ".pickle")
+
+    def load_run(self, root: str, files: Sequence[Tuple[str, str]]):
+        """The findings of the last run over exactly these (path, digest) pairs."""
+        stored = _read(self._run_path(root))
+        if not isinstance(stored, dict) or stored.get("files") != list(files):
+            return None
+        return stored.get("findings")
+
+    def store_run(self, root: str, files: Sequence[Tuple[str, str]], findings: List) -> None:
+        _write(self._run_path(root), {"files": list(files), "findings": findings}, self.directory)
+
+
+def _read(path: str):
+    try:
+        with open(path, "rb") as handle:
+            return pickle.load(handle)
+    except Exception:  # noqa: BLE001 - missing, truncated, corrupt or from another version
+        return None
+
+
+def _write(path: str, value, root: str) -> None:
+    directory = os.path.dirname(path)
+    try:
+        os.makedirs(directory, exist_ok=True)
+        _ignore_in_git(root)
+        handle, temp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
+        with os.fdopen(handle, "wb") as out:
+            pickle.dump(value, out, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(temp, path)
+    except OSError:
+        pass  # a read-only tree: run without a cache
+
+
+def _ignore_in_git(folder: str) -> None:
+    marker = os.path.join(folder, ".gitignore")
+    if not os.path.exists(marker):
+        try:
+            with open(marker, "w") as out:
+                out.write("# created by syncadvisor\n*\n")
+        except OSError:
+            pass
+
+
+def default_directory(root: str) -> str:
+    return os.environ.get("SYNCADVISOR_CACHE_DIR") or os.path.join(root, FOLDER)
+
