@@ -142,8 +142,9 @@ def _check(args: argparse.Namespace) -> int:
             if args.fix:
                 sys.stdout.buffer.write(data)
             return EXIT_CLEAN
+        inputs[name] = load_input(name, data)
         try:
-            inputs[name] = load_input(name, data)
+            inputs[name].text
         except UnreadableSource as exc:
             raise UsageError(f"standard input: {exc}") from None
         files = [name]
@@ -172,7 +173,7 @@ def _check(args: argparse.Namespace) -> int:
         item = inputs[path]
         key = cache.file_digest(item.data, path, module_name(path)) if cache else None
         slots.append(len(jobs))
-        jobs.append(Job(path, item.text, key))
+        jobs.append(Job(path, item.data, key))
         keys.append((path, key or ""))
     if cache is not None and not (args.fix or args.diff):
         findings = cache.load_run(settings.root, keys)
@@ -211,7 +212,10 @@ def _report(args: argparse.Namespace, run, inputs: Dict[str, Input], fixed: int 
 
 def _fix(args: argparse.Namespace, results, inputs: Dict[str, Input], settings: Settings,
          stdin: bool) -> int:
-    texts = {path: item.text for path, item in inputs.items()}
+    texts = {}
+    for result in results:
+        if result.model is not None:  # decodable, and worth fixing
+            texts[result.path] = inputs[result.path].text
     outcome = fix_results(results, texts, settings, args.unsafe_fixes)
     for path in outcome.rejected:
         print(f"syncadvisor: error: {path}: the fixed code would not parse; left unchanged "

@@ -163,15 +163,26 @@ def run_rules(results: Sequence[FileResult], settings: Settings) -> RunResult:
 # --- many files: a process pool, and the cache ---------------------------------------
 
 # Below this much source, starting worker processes costs more than it saves.
-POOL_THRESHOLD = 400_000  # characters
+POOL_THRESHOLD = 1_000_000  # bytes
 _WORKER_SETTINGS: Optional[Settings] = None
 
 
 @dataclass
 class Job:
     path: str
-    text: str
+    data: bytes  # the file's bytes (a notebook's JSON)
     key: Optional[str] = None  # cache digest; None: do not cache
+
+
+def analyze_bytes(path: str, data: bytes, settings: Settings) -> FileResult:
+    """Stage 1 for a file's bytes: decode (notebooks: their code cells), then analyse."""
+    from .inputs import Input
+
+    try:
+        text = Input(path, data).text
+    except UnreadableSource as exc:
+        return unreadable(path, exc)
+    return analyze_text(text, path, settings)
 
 
 def _init_worker(settings: Settings) -> None:
@@ -179,9 +190,9 @@ def _init_worker(settings: Settings) -> None:
     _WORKER_SETTINGS = settings
 
 
-def _analyze_job(item: Tuple[str, str]) -> FileResult:
+def _analyze_job(item: Tuple[str, bytes]) -> FileResult:
     assert _WORKER_SETTINGS is not None
-    return analyze_text(item[1], item[0], _WORKER_SETTINGS)
+    return analyze_bytes(item[0], item[1], _WORKER_SETTINGS)
 
 
 def analyze_jobs(jobs: Sequence[Job], settings: Settings, workers: int = 1,
@@ -196,8 +207,8 @@ def analyze_jobs(jobs: Sequence[Job], settings: Settings, workers: int = 1,
                 results[i] = cached
                 continue
         todo.append(i)
-    items = [(jobs[i].path, jobs[i].text) for i in todo]
-    size = sum(len(text) for _, text in items if PREFILTER.search(text))
+    items = [(jobs[i].path, jobs[i].data) for i in todo]
+    size = sum(len(data) for _, data in items)
     if workers > 1 and len(items) > 1 and size > POOL_THRESHOLD:
         import libcst  # noqa: F401 - imported once here, inherited by forked workers
 
@@ -207,7 +218,7 @@ def analyze_jobs(jobs: Sequence[Job], settings: Settings, workers: int = 1,
                                  initargs=(settings,)) as pool:
             computed = list(pool.map(_analyze_job, items, chunksize=chunk))
     else:
-        computed = [analyze_text(text, path, settings) for path, text in items]
+        computed = [analyze_bytes(path, data, settings) for path, data in items]
     for i, result in zip(todo, computed):
         results[i] = result
         key = jobs[i].key

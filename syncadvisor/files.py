@@ -11,6 +11,7 @@ import io
 import os
 import tokenize
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterator, List, Optional, Sequence, Tuple
 
@@ -191,12 +192,17 @@ def _walk(top: Path, settings: Settings, seen: set) -> Iterator[str]:
 def module_name(path: str) -> str:
     """Dotted module name from the packages (folders with __init__.py) around a file."""
     p = Path(path)
-    parts = [] if p.name == "__init__.py" else [p.stem]
-    directory = p.absolute().parent
-    for _ in range(64):
-        if not (directory / "__init__.py").is_file():
-            break
-        parts.append(directory.name)
-        directory = directory.parent
-    parts.reverse()
-    return ".".join(parts) or p.stem
+    package = _package_of(str(p.absolute().parent))
+    if p.name == "__init__.py":
+        return package or p.stem
+    return f"{package}.{p.stem}" if package else p.stem
+
+
+@lru_cache(maxsize=4096)
+def _package_of(directory: str) -> str:
+    if not os.path.isfile(os.path.join(directory, "__init__.py")):
+        return ""
+    parent = os.path.dirname(directory)
+    outer = _package_of(parent) if parent != directory else ""
+    name = os.path.basename(directory)
+    return f"{outer}.{name}" if outer else name

@@ -1,7 +1,11 @@
-"""What the command reads: a Python file, or a notebook seen as one virtual module."""
+"""What the command reads: a Python file, or a notebook seen as one virtual module.
+
+An `Input` keeps the file's bytes and decodes them only when asked, so a run
+that finds everything in the cache never decodes a file.
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from functools import cached_property
 from typing import Optional
 
 from . import notebook
@@ -9,12 +13,19 @@ from .files import SourceText, decode_source, read_bytes
 from .findings import Finding
 
 
-@dataclass
 class Input:
-    path: str
-    source: SourceText  # the file as read
-    data: bytes  # its bytes, for the cache
-    notebook: Optional[notebook.Notebook] = None
+    def __init__(self, path: str, data: bytes):
+        self.path = path
+        self.data = data
+
+    @cached_property
+    def source(self) -> SourceText:
+        """The decoded file; raises UnreadableSource."""
+        return decode_source(self.data)
+
+    @cached_property
+    def notebook(self) -> Optional[notebook.Notebook]:
+        return notebook.load(self.source.text) if notebook.is_notebook(self.path) else None
 
     @property
     def text(self) -> str:
@@ -23,7 +34,9 @@ class Input:
 
     def present(self, finding: Finding) -> Finding:
         """A finding as the user should see it (notebooks: by cell)."""
-        return notebook.map_finding(self.notebook, finding) if self.notebook is not None else finding
+        if notebook.is_notebook(self.path) and self.notebook is not None:
+            return notebook.map_finding(self.notebook, finding)
+        return finding
 
     def output(self, fixed: str) -> str:
         """The file's new text for a fixed analysis text; ValueError if it cannot be written."""
@@ -31,9 +44,5 @@ class Input:
 
 
 def load_input(path: str, data: Optional[bytes] = None) -> Input:
-    """Read (or decode given bytes of) a file; raises UnreadableSource."""
-    if data is None:
-        data = read_bytes(path)
-    source = decode_source(data)
-    nb = notebook.load(source.text) if notebook.is_notebook(path) else None
-    return Input(path, source, data, nb)
+    """An input from the file (raises UnreadableSource if it cannot be read) or given bytes."""
+    return Input(path, read_bytes(path) if data is None else data)

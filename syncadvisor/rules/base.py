@@ -17,7 +17,7 @@ from ..model.contexts import IN_STRATEGY, NO_STRATEGY, UNKNOWN, Context, describ
 from ..model.facts import Argument, CreationCall, FileModel, Span
 from ..model.project import LinkedFile
 from ..model.usage import CONSTANT, PYTHON_NUMBER
-from ..model.variables import VariableSite
+from ..model.variables import Setting, VariableSite
 
 SECTIONS = ("What it does", "Why is this bad?", "Example", "Fix safety")
 
@@ -124,6 +124,16 @@ class RuleContext:
         self.settings = settings
         self.path = linked.model.path
         self._rule: Optional[Rule] = None
+
+    def written_settings(self, values: str) -> Iterator[Tuple[VariableSite, str, "Setting"]]:
+        """(site, "synchronization"/"aggregation", setting) for every setting written out
+        in a call of an API that takes `values` (enum members or Keras 3 strings)."""
+        for site in self.sites:
+            if site.api.values != values:
+                continue
+            for name, setting in ((tfapi.SYNC, site.sync), (tfapi.AGG, site.agg)):
+                if setting.arg is not None:
+                    yield site, name, setting
 
     def all_sites(self) -> Iterator[VariableSite]:
         """Every variable site of the run (for findings placed at an update in this file)."""

@@ -86,15 +86,10 @@ class NonEnumValue(Rule):
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        for site in ctx.sites:
-            if site.api.values != tfapi.ENUM_VALUES:
-                continue
-            for name, setting in ((tfapi.SYNC, site.sync), (tfapi.AGG, site.agg)):
-                if setting.arg is None:
-                    continue
-                finding = self._check_setting(ctx, site, name, setting)
-                if finding is not None:
-                    yield finding
+        for site, name, setting in ctx.written_settings(tfapi.ENUM_VALUES):
+            finding = self._check_setting(ctx, site, name, setting)
+            if finding is not None:
+                yield finding
 
     def _check_setting(self, ctx: RuleContext, site, name: str, setting):
         enum = enum_title(name)
