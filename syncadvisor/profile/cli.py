@@ -1,13 +1,200 @@
-"""`syncadvisor profile` arguments (no TensorFlow import here)."""
+"""`syncadvisor profile`: measure every synchronization/aggregation choice with real TensorFlow.
+
+Importing this module (as `syncadvisor --help` does) imports neither TensorFlow nor numpy:
+TensorFlow is imported inside `run`, after the static part is done and only if it is
+installed (the `profile` extra).
+"""
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import json
+import sys
+from typing import Any, Dict, List
+
+INSTALL_HINT = "pip install 'syncadvisor[profile]'"
+EXIT_OK, EXIT_ERROR = 0, 2
+DEFAULT_STEPS = 20
+DEFAULT_WARMUP = 3
+
+
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {number}")
+    return number
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("files", nargs="*", metavar="FILE")
+    parser.description = (
+        "Replay each variable site found in FILES (or, with no FILES, the built-in canonical "
+        "patterns: trainable weight, metric accumulator, step counter, moving statistic, "
+        "gradient accumulator) under every synchronization x aggregation choice with real "
+        "TensorFlow, and report the measured step time, cross-device reductions per step, "
+        "whether the values read agree with the reference choice, and any error. "
+        f"Needs TensorFlow: {INSTALL_HINT}.")
+    parser.add_argument("files", nargs="*", metavar="FILE",
+                        help="Python files or folders to take the variable sites from")
+    parser.add_argument("--devices", type=_positive, metavar="N",
+                        help="replicas: the first N GPUs when there are two or more, else the "
+                             "CPU split into N logical devices (default: all GPUs, or 2)")
+    parser.add_argument("--steps", type=_positive, default=DEFAULT_STEPS, metavar="K",
+                        help=f"timed steps per choice (default {DEFAULT_STEPS})")
+    parser.add_argument("--warmup", type=_positive, default=DEFAULT_WARMUP, metavar="W",
+                        help=f"untimed steps before them, the first traces (default {DEFAULT_WARMUP})")
+    parser.add_argument("--strategy", choices=("mirrored", "multiworker"), default="mirrored",
+                        help="MirroredStrategy on this machine, or MultiWorkerMirroredStrategy "
+                             "over the cluster in TF_CONFIG (run the same command on every worker)")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--plot", metavar="FILE.png",
+                        help="also write a bar chart of the step time per choice (matplotlib)")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress output on standard error")
+
+
+def _importable(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # ValueError: a module set to None in sys.modules
+        return False
+
+
+def _fail(message: str) -> int:
+    print(f"syncadvisor: {message}", file=sys.stderr)
+    return EXIT_ERROR
+
+
+def _missing_tensorflow() -> int:
+    return _fail(f"the profiler needs TensorFlow, which is not installed: {INSTALL_HINT}")
 
 
 def run(args: argparse.Namespace) -> int:
-    print("syncadvisor: the profiler is not built yet")
-    return 2
+    if not _importable("tensorflow"):
+        return _missing_tensorflow()
+    from .plot import matplotlib_available
+
+    if args.plot and not matplotlib_available():
+        return _fail(f"--plot needs matplotlib, which is not installed: {INSTALL_HINT}")
+    specs = _static_sites(args)
+    if specs is None:
+        return EXIT_ERROR
+    try:
+        from . import measure
+    except ImportError as exc:
+        if "tensorflow" in str(exc) or getattr(exc, "name", "") in ("tensorflow", "numpy"):
+            return _missing_tensorflow()
+        raise
+    try:
+        env = measure.setup(args.strategy, args.devices)
+    except measure.ProfileError as exc:
+        return _fail(str(exc))
+    report = _measure(args, specs, env, measure)
+    if args.format == "json":
+        json.dump(report, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        from .report import render_text
+
+        sys.stdout.write(render_text(report))
+    sys.stdout.flush()
+    if args.plot and env.chief:
+        from .plot import write_plot
+
+        write_plot(report, args.plot)
+        print(f"syncadvisor: wrote {args.plot}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _static_sites(args: argparse.Namespace):
+    """The sites to profile, with their static findings; None after a usage error."""
+    from .plan import FindingRef, canonical_sites, site_lines, site_spec
+
+    if not args.files:
+        from ..api import check_source
+
+        def findings_of(source: str) -> List[FindingRef]:
+            return [FindingRef(f.code, f.line, f.severity, f.message)
+                    for f in check_source(source, "canonical.py", assume_strategy="mirrored")]
+
+        return canonical_sites(findings_of)
+
+    from ..api import linked_files
+    from ..config import load_settings
+    from ..files import MissingPath
+
+    settings = load_settings(None, args.files[0])
+    try:
+        linked = linked_files(args.files, settings)
+    except MissingPath as exc:
+        _fail(f"{exc}: no such file or directory")
+        return None
+    findings = _findings([lf.model.path for lf in linked], settings)
+    specs = []
+    for lf in linked:
+        for site in lf.sites:
+            first, last, update_lines = site_lines(site)
+            mine = [FindingRef(f.code, f.line, f.severity, f.message)
+                    for f in findings.get(site.path, [])
+                    if first <= f.line <= last or f.line in update_lines]
+            specs.append(site_spec(site, mine))
+    return specs
+
+
+def _findings(paths: List[str], settings) -> Dict[str, list]:
+    """Every file's findings, as `syncadvisor check` reports them (one linked run)."""
+    by_path: Dict[str, list] = {}
+    try:
+        from ..engine import check_paths
+
+        found = check_paths(paths, settings).findings
+    except Exception:  # fall back to the public per-file API
+        from ..api import check_source
+        from ..files import read_source
+
+        found = []
+        for path in paths:
+            try:
+                found.extend(check_source(read_source(path).text, path, settings))
+            except Exception:
+                continue
+    for f in found:
+        by_path.setdefault(f.path, []).append(f)
+    return by_path
+
+
+def _measure(args: argparse.Namespace, specs, env, measure) -> Dict[str, Any]:
+    from .advice import recommend
+    from .plan import CHOICES
+    from .report import Progress, site_json
+
+    distinct = {spec.pattern.key() for spec in specs}
+    progress = Progress(len(distinct) * len(CHOICES),
+                        enabled=env.chief and not args.no_progress)
+    profiler = measure.Profiler(env, args.steps, args.warmup, on_choice=progress.choice)
+    cache: Dict[tuple, List[Dict[str, Any]]] = {}
+    sites = []
+    for index, spec in enumerate(specs, 1):
+        key = spec.pattern.key()
+        if key not in cache:
+            progress.start_site(index, len(specs), spec.label)
+            cache[key] = profiler.measure_all(spec.pattern)
+        measurements = [dict(m) for m in cache[key]]
+        sites.append(site_json(spec, measurements, recommend(spec, measurements)))
+    progress.finish()
+    report: Dict[str, Any] = {
+        "tensorflow": measure.tensorflow_version(),
+        "strategy": env.strategy_name,
+        "replicas": env.replicas,
+        "devices": env.devices,
+        "device_note": env.note,
+        "workers": env.workers,
+        "steps": args.steps,
+        "warmup": args.warmup,
+        "sites": sites,
+    }
+    if env.task:
+        report["task"] = env.task
+    return report

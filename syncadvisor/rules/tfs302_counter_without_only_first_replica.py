@@ -21,6 +21,8 @@ class CounterWithoutOnlyFirstReplica(Rule):
     says what is meant: take replica 0's update and apply it to every copy. That is what
     Keras uses for `optimizer.iterations` and its model step counters, and what the
     `tf.VariableAggregation` documentation names it for ("the global step counter").
+    It is advice about intent, not speed: `syncadvisor profile` measures both choices
+    with no cross-device reduction and equal values on one machine.
 
     ## Example
     ```python
