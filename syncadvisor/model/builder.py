@@ -609,7 +609,7 @@ class ModelBuilder(cst.CSTVisitor):
         parts = dotted_parts(func)
         ref = self._ref(parts) if parts is not None else None
         if isinstance(func, cst.Attribute) and self._is_self(func.value) and len(positional) >= 2:
-            ref = None
+            ref = None  # a Keras optimizer's `self.assign(variable, value)`: a method in effect
             update.receiver, update.value = alternative  # type: ignore[misc]
             alternative = None
         self._pending_updates.append((update, ref, alternative))
@@ -734,6 +734,7 @@ class ModelBuilder(cst.CSTVisitor):
             if ref is not None and alternative is not None and \
                     resolve(ref) in tfapi.UPDATE_FUNCTIONS:
                 update.receiver, update.value = alternative
+                update.function_style = True
             self.model.updates.append(update)
         for ref, reads in self._pending_checkpoints:
             if resolve(ref) in tfapi.CHECKPOINT_CLASSES:

@@ -131,6 +131,9 @@ class Update:
     span: Span
     function: Optional[str]
     scopes: Tuple[int, ...]
+    # `tf.compat.v1.scatter_add(v, ...)` (state_ops) works on the replica's own copy
+    # through `v.handle`; only the methods go through the distributed variable.
+    function_style: bool = False
 
 
 @dataclass

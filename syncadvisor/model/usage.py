@@ -61,6 +61,7 @@ class UpdateInfo:
     where: FrozenSet[Where]
     # Strategy contexts at the update (the `with X.scope()` around it, or its callers').
     contexts: FrozenSet[Context] = frozenset()
+    function_style: bool = False  # tf.compat.v1.assign(v, ...) rather than v.assign(...)
 
     @property
     def replica_context(self) -> Optional[bool]:
@@ -343,7 +344,8 @@ class UsageAnalysis:
                     continue
                 info = UpdateInfo(fm.path, update.method, update.value, value_kind(update.value),
                                   update.span, update.function, self.where_at(update.function),
-                                  self.contexts.contexts_at(fm.path, update.function, update.scopes))
+                                  self.contexts.contexts_at(fm.path, update.function, update.scopes),
+                                  update.function_style)
                 for key in keys:
                     result[key].append(info)
         return result

@@ -35,6 +35,9 @@ class UnsupportedScatter(Rule):
                                 aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
     ```
 
+    The module functions (`tf.compat.v1.scatter_add(v, ...)`) are not affected: in replica
+    context they write the replica's own copy through `v.handle` (seen in TF 2.21).
+
     ## Fix safety
     No automatic fix: which aggregation (or a dense update) is right depends on the data.
     """
@@ -77,6 +80,8 @@ class UnsupportedScatter(Rule):
             for update in site.updates:
                 if update.path != ctx.path or update.method not in tfapi.SCATTER_METHODS:
                     continue
+                if update.function_style:
+                    continue  # state_ops.scatter_* writes the replica's own copy: no error
                 if aggregated and update.method not in tfapi.SCATTER_NEEDS_NONE_AGGREGATION:
                     continue
                 verdict = judge(list(site.contexts), tfapi.MIRRORING_STRATEGIES, ctx.path,
