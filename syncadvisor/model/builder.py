@@ -11,9 +11,7 @@ import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper
-from libcst.metadata.base_provider import BaseMetadataProvider
-from libcst.metadata.span_provider import CodeSpan, SpanProvidingCodegenState
+from libcst._nodes.internal import CodegenState
 
 from ..lines import line_starts, position
 
@@ -58,25 +56,93 @@ class _Function:
         self.stateless = 0  # open `with StatelessScope(...)` blocks
 
 
-class CharSpanProvider(BaseMetadataProvider[CodeSpan]):
-    """Start offset and length of every node, in characters. libcst's own
-    PositionProvider does the same walk but builds line/column objects for every
-    node, which costs twice as much; the few positions a model keeps are
-    converted afterwards."""
+class _SpanFiller(CodegenState):
+    """Positions for the few nodes a model keeps, in one code generation pass.
 
-    def _gen_impl(self, module: cst.Module) -> None:
-        state = SpanProvidingCodegenState(default_indent=module.default_indent,
-                                          default_newline=module.default_newline,
-                                          provider=self, get_length=len)
-        module._codegen(state)
+    libcst's PositionProvider computes and stores a position for every node of the
+    tree before a visitor runs: most of the time of a check, and hundreds of MB for
+    a 10,000-line file. Here the walk first hands out placeholder spans, then one
+    pass of code generation counts characters and fills in only those, with the
+    same rule as PositionProvider (a node's syntactic position where libcst records
+    one, else the code it generates).
+    """
+
+    def __init__(self, module: cst.Module, wanted: Dict[int, Span], starts: List[int]):
+        super().__init__(default_indent=module.default_indent,
+                         default_newline=module.default_newline)
+        self.position = 0
+        self._wanted = wanted
+        self._starts = starts
+        self._open: Dict[int, List[int]] = {}
+        self._done: set = set()
+
+    def add_indent_tokens(self) -> None:
+        for token in self.indent_tokens:
+            self.position += len(token)
+
+    def add_token(self, value: str) -> None:
+        self.position += len(value)
+
+    def pop_trailing_newline(self) -> None:
+        pass  # only the end of the file moves
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        if id(node) in self._wanted:
+            self._open.setdefault(id(node), []).append(self.position)
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        key = id(node)
+        if key in self._wanted:
+            start = self._open[key].pop()
+            if key not in self._done:
+                self._fill(key, start, self.position)
+
+    def record_syntactic_position(self, node: cst.CSTNode, *, start_node=None, end_node=None):
+        if id(node) not in self._wanted:
+            return _NO_RECORD
+        return _SyntacticRecord(self, id(node))
+
+    def _fill(self, key: int, start: int, end: int) -> None:
+        line, column = position(self._starts, start)
+        end_line, end_column = position(self._starts, end)
+        span = self._wanted[key]
+        for name, value in (("line", line), ("column", column), ("end_line", end_line),
+                            ("end_column", end_column)):
+            object.__setattr__(span, name, value)  # a frozen placeholder, filled once
+        self._done.add(key)
+
+
+class _SyntacticRecord:
+    __slots__ = ("state", "key", "start")
+
+    def __init__(self, state: _SpanFiller, key: int):
+        self.state, self.key = state, key
+
+    def __enter__(self) -> None:
+        self.start = self.state.position
+
+    def __exit__(self, *exc) -> None:
+        self.state._fill(self.key, self.start, self.state.position)
+
+
+class _NoRecord:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+
+_NO_RECORD = _NoRecord()
 
 
 class ModelBuilder(cst.CSTVisitor):
-    METADATA_DEPENDENCIES = (CharSpanProvider,)
-
     def __init__(self, path: str, module: str, resolver: NameResolver, text: str):
         super().__init__()
         self._starts = line_starts(text)  # libcst reproduces `text` exactly
+        self._wanted: Dict[int, Span] = {}  # id(node) -> its placeholder span
+        self._lambda_ids: Dict[int, str] = {}
+        self._first_statement: Optional[cst.CSTNode] = None
         self.model = FileModel(path=path, module=module)
         self._resolver = resolver
         self._module_scope = Scope(MODULE, None)
@@ -107,10 +173,15 @@ class ModelBuilder(cst.CSTVisitor):
     # --- small helpers -------------------------------------------------------
 
     def _span(self, node: cst.CSTNode) -> Span:
-        span = self.get_metadata(CharSpanProvider, node)
-        line, column = position(self._starts, span.start)
-        end_line, end_column = position(self._starts, span.start + span.length)
-        return Span(line, column, end_line, end_column)
+        """The node's span: a placeholder until `fill_spans` runs after the walk."""
+        span = self._wanted.get(id(node))
+        if span is None:
+            span = self._wanted[id(node)] = Span(0, 0, 0, 0)
+        return span
+
+    def fill_spans(self, module: cst.Module) -> None:
+        if self._wanted:
+            module._codegen(_SpanFiller(module, self._wanted, self._starts))
 
     def _next_seq(self) -> int:
         self._seq += 1
@@ -280,9 +351,11 @@ class ModelBuilder(cst.CSTVisitor):
         return Bound("local", text=text, span=self._span(node))
 
     def _lambda_id(self, node: cst.Lambda) -> str:
-        span = self._span(node)
-        owner = self._fn.id or self.model.module
-        return f"{owner}.<lambda@{span.line}:{span.column}>"
+        lambda_id = self._lambda_ids.get(id(node))
+        if lambda_id is None:
+            owner = self._fn.id or self.model.module
+            lambda_id = self._lambda_ids[id(node)] = f"{owner}.<lambda{len(self._lambda_ids)}>"
+        return lambda_id
 
     # --- values --------------------------------------------------------------
 
@@ -339,13 +412,13 @@ class ModelBuilder(cst.CSTVisitor):
     def visit_Module(self, node: cst.Module) -> None:
         self._module_node = node
         self.model.newline = node.default_newline
-        line = 1
+        self._import_after: Optional[Span] = None  # the preamble's last statement
+        self._import_before: Optional[Span] = None  # the first other statement
         for statement in node.body:
             if not _is_preamble(statement):
-                line = self._span(statement).line
+                self._import_before = self._span(statement)
                 break
-            line = self._span(statement).end_line + 1
-        self.model.import_line = line
+            self._import_after = self._span(statement)
 
     def visit_Import(self, node: cst.Import) -> bool:
         for alias in node.names:
@@ -717,6 +790,10 @@ class ModelBuilder(cst.CSTVisitor):
         return bound
 
     def finish(self) -> FileModel:
+        if self._import_before is not None:
+            self.model.import_line = self._import_before.line
+        elif self._import_after is not None:
+            self.model.import_line = self._import_after.end_line + 1
         resolve = self._resolver.resolve
         for value, ref in self._pending_values:
             value.qname = resolve(ref)
@@ -816,5 +893,6 @@ def build_model(module: cst.Module, path: str, module_name: str,
     """The model of a parsed module; `text` is its source, when the caller has it."""
     builder = ModelBuilder(path, module_name, NameResolver(rewrites),
                            module.code if text is None else text)
-    MetadataWrapper(module, unsafe_skip_copy=True).visit(builder)
+    module.visit(builder)
+    builder.fill_spans(module)
     return builder.finish()
