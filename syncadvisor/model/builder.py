@@ -7,6 +7,7 @@ the tree.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -888,11 +889,63 @@ def _scope_receiver(item: cst.BaseExpression) -> Optional[cst.BaseExpression]:
     return None
 
 
+# --- the walk ----------------------------------------------------------------------
+
+# Fields that never hold code worth visiting.
+_NOT_CODE = frozenset({
+    "lpar", "rpar", "lbracket", "rbracket", "lbrace", "rbrace", "leading_lines",
+    "lines_after_decorators", "trailing_whitespace", "comma", "equal", "dot", "colon",
+    "semicolon", "header", "footer", "indent", "encoding", "default_indent", "default_newline",
+    "has_trailing_newline", "asynchronous", "star", "operator", "start", "end", "whitespace",
+    "type_parameters", "posonly_ind", "first_line", "empty_lines", "newline", "value_quote",
+})
+# Where libcst's field order is not the order of the source.
+_SOURCE_ORDER = {
+    "FunctionDef": ("decorators", "name", "params", "returns", "body"),
+    "ClassDef": ("decorators", "name", "bases", "keywords", "body"),
+    "ExceptHandler": ("type", "name", "body"),
+    "IfExp": ("body", "test", "orelse"),
+    "Arg": ("keyword", "value"),
+}
+_FIELDS: Dict[type, Tuple[str, ...]] = {}
+
+
+def _fields_of(cls: type) -> Tuple[str, ...]:
+    fields = _FIELDS.get(cls)
+    if fields is None:
+        order = _SOURCE_ORDER.get(cls.__name__)
+        if order is None:
+            order = tuple(f.name for f in dataclasses.fields(cls))
+        fields = _FIELDS[cls] = tuple(
+            name for name in order
+            if name not in _NOT_CODE and not name.startswith("whitespace"))
+    return fields
+
+
+def walk(node: cst.CSTNode, builder: "ModelBuilder") -> None:
+    """Visit a tree as libcst's visitor does (visit_X, children in source order, leave_X),
+    without rebuilding every node on the way back as `CSTNode.visit` does."""
+    name = type(node).__name__
+    visit = getattr(builder, "visit_" + name, None)
+    if visit is None or visit(node) is not False:
+        for field in _fields_of(type(node)):
+            child = getattr(node, field)
+            if isinstance(child, cst.CSTNode):
+                walk(child, builder)
+            elif isinstance(child, (list, tuple)):
+                for item in child:
+                    if isinstance(item, cst.CSTNode):
+                        walk(item, builder)
+    leave = getattr(builder, "leave_" + name, None)
+    if leave is not None:
+        leave(node)
+
+
 def build_model(module: cst.Module, path: str, module_name: str,
                 rewrites: Sequence[Tuple[str, str]], text: Optional[str] = None) -> FileModel:
     """The model of a parsed module; `text` is its source, when the caller has it."""
     builder = ModelBuilder(path, module_name, NameResolver(rewrites),
                            module.code if text is None else text)
-    module.visit(builder)
+    walk(module, builder)
     builder.fill_spans(module)
     return builder.finish()
