@@ -12,7 +12,6 @@ import os
 import tokenize
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 from .config import Settings, path_matches
@@ -79,8 +78,8 @@ def encode_source(source: SourceText, text: str) -> bytes:
 class _GitIgnore:
     """The subset of .gitignore that matters here: globs, `dir/`, `/anchored`, `!`."""
 
-    def __init__(self, base: Path, lines: Sequence[str]):
-        self.base = base
+    def __init__(self, base: str, lines: Sequence[str]):
+        self.prefix = base.rstrip(os.sep) + os.sep  # a real, absolute folder
         self.rules: List[Tuple[str, bool, bool]] = []  # pattern, negated, dir only
         for raw in lines:
             line = raw.rstrip("\n").rstrip()
@@ -93,11 +92,10 @@ class _GitIgnore:
             line = line.strip("/") if line.startswith("/") or dir_only else line
             self.rules.append((line, negated, dir_only))
 
-    def ignored(self, path: Path, is_dir: bool) -> Optional[bool]:
-        try:
-            rel = path.relative_to(self.base).as_posix()
-        except ValueError:
+    def ignored(self, real: str, is_dir: bool) -> Optional[bool]:
+        if not real.startswith(self.prefix):
             return None
+        rel = real[len(self.prefix):].replace(os.sep, "/")
         verdict: Optional[bool] = None
         for pattern, negated, dir_only in self.rules:
             if dir_only and not is_dir:
@@ -107,10 +105,10 @@ class _GitIgnore:
         return verdict
 
 
-def _load_gitignore(directory: Path) -> Optional[_GitIgnore]:
-    path = directory / ".gitignore"
+def _load_gitignore(directory: str) -> Optional[_GitIgnore]:
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
+        with open(os.path.join(directory, ".gitignore"), encoding="utf-8",
+                  errors="replace") as handle:
             return _GitIgnore(directory, handle.readlines())
     except OSError:
         return None
@@ -121,11 +119,10 @@ def discover(paths: Sequence[str], settings: Settings) -> Iterator[str]:
     for raw in paths:
         if not os.path.lexists(raw):
             raise MissingPath(raw)
-    seen = set()
+    seen: set = set()
     for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            yield from _walk(path, settings, seen)
+        if os.path.isdir(raw):
+            yield from _walk(raw, settings, seen)
         elif not settings.is_excluded(raw):
             key = os.path.realpath(raw)
             if key not in seen:
@@ -133,69 +130,75 @@ def discover(paths: Sequence[str], settings: Settings) -> Iterator[str]:
                 yield raw
 
 
-def _walk(top: Path, settings: Settings, seen: set) -> Iterator[str]:
+def _walk(top: str, settings: Settings, seen: set) -> Iterator[str]:
+    top_real = os.path.realpath(top)
     ignores: List[_GitIgnore] = []
-    for parent in reversed([top.resolve(), *top.resolve().parents]):
-        gi = _load_gitignore(parent)
+    folder, chain = top_real, []
+    while True:
+        chain.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    for folder in reversed(chain):
+        gi = _load_gitignore(folder)
         if gi is not None:
             ignores.append(gi)
-    visited_dirs = set()
+    visited = set()
 
-    def is_ignored(path: Path, is_dir: bool, stack: List[_GitIgnore]) -> bool:
+    def is_ignored(real: str, is_dir: bool, stack: List[_GitIgnore]) -> bool:
         verdict = None
-        resolved = path.resolve() if path.is_symlink() else path.absolute()
         for gi in stack:
-            result = gi.ignored(resolved, is_dir)
+            result = gi.ignored(real, is_dir)
             if result is not None:
                 verdict = result
         return bool(verdict)
 
-    def walk(directory: Path, stack: List[_GitIgnore]) -> Iterator[str]:
-        try:
-            real = os.path.realpath(directory)
-        except OSError:
-            return
-        if real in visited_dirs:
+    def walk(directory: str, real: str, stack: List[_GitIgnore]) -> Iterator[str]:
+        if real in visited:
             return  # a symlink loop, or a folder reached twice
-        visited_dirs.add(real)
-        local = _load_gitignore(directory) if directory != top else None
-        if local is not None:
-            stack = stack + [local]
+        visited.add(real)
+        if real != top_real:
+            local = _load_gitignore(real)
+            if local is not None:
+                stack = stack + [local]
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError:
             return
         for entry in entries:
-            child = Path(entry.path)
+            name = entry.name
             try:
                 is_dir = entry.is_dir()
+                child_real = os.path.realpath(entry.path) if entry.is_symlink() else \
+                    os.path.join(real, name)
             except OSError:
                 continue
             if is_dir:
-                if entry.name in ALWAYS_SKIPPED_DIRS or settings.is_excluded(entry.path):
+                if name in ALWAYS_SKIPPED_DIRS or settings.is_excluded(entry.path):
                     continue
-                if is_ignored(child, True, stack):
+                if stack and is_ignored(child_real, True, stack):
                     continue
-                yield from walk(child, stack)
-            elif entry.name.endswith(PYTHON_SUFFIXES) or entry.name.endswith(".ipynb"):
-                if settings.is_excluded(entry.path) or is_ignored(child, False, stack):
+                yield from walk(entry.path, child_real, stack)
+            elif name.endswith(PYTHON_SUFFIXES) or name.endswith(".ipynb"):
+                if settings.is_excluded(entry.path) or (stack and is_ignored(child_real, False, stack)):
                     continue
-                key = os.path.realpath(entry.path)
-                if key in seen:
+                if child_real in seen:
                     continue
-                seen.add(key)
+                seen.add(child_real)
                 yield entry.path
 
-    yield from walk(top, ignores)
+    yield from walk(top, top_real, ignores)
 
 
 def module_name(path: str) -> str:
     """Dotted module name from the packages (folders with __init__.py) around a file."""
-    p = Path(path)
-    package = _package_of(str(p.absolute().parent))
-    if p.name == "__init__.py":
-        return package or p.stem
-    return f"{package}.{p.stem}" if package else p.stem
+    folder, name = os.path.split(os.path.abspath(path))
+    package = _package_of(folder)
+    if name == "__init__.py":
+        return package or os.path.splitext(name)[0]
+    stem = os.path.splitext(name)[0]
+    return f"{package}.{stem}" if package else stem
 
 
 @lru_cache(maxsize=4096)
