@@ -7,7 +7,9 @@ out as the CLI reports them for that file alone (same codes, same positions).
 It works from the `lines` flake8 hands over (editors send the unsaved buffer on
 stdin, so the file on disk may be stale), reports 0-based columns as the plugin
 API wants (flake8 adds 1 when printing), and reads `[tool.syncadvisor]` from the
-nearest pyproject.toml, which flake8 itself never does.
+nearest pyproject.toml, which flake8 itself never does. File models come from
+the same cache as the command's, keyed by the buffer's content, so an unchanged
+file is not parsed again (`SYNCADVISOR_NO_CACHE=1` turns that off).
 """
 from __future__ import annotations
 
@@ -27,6 +29,16 @@ def _settings_for(directory: str) -> Tuple[Optional[Settings], Optional[str]]:
         return None, str(exc)
 
 
+@lru_cache(maxsize=16)
+def _cache_for(settings: Settings):
+    """The same model cache as the command (`SYNCADVISOR_NO_CACHE=1` turns it off)."""
+    if os.environ.get("SYNCADVISOR_NO_CACHE") == "1":
+        return None
+    from .cache import Cache, default_directory
+
+    return Cache(default_directory(settings.root), settings.cache_key(), settings.run_key())
+
+
 class SyncAdvisorChecker:
     name = "syncadvisor"
     version = __version__
@@ -36,7 +48,7 @@ class SyncAdvisorChecker:
         self.filename = filename
 
     def run(self) -> Iterator[Tuple[int, int, str, type]]:
-        from .engine import analyze_text, run_rules, tool_error
+        from .engine import FileResult, analyze_text, run_rules, tool_error
 
         stdin = self.filename in ("-", "stdin", "<stdin>") or not os.path.exists(self.filename)
         directory = os.getcwd() if stdin else os.path.dirname(os.path.abspath(self.filename))
@@ -47,6 +59,20 @@ class SyncAdvisorChecker:
             return
         if not stdin and settings.is_excluded(self.filename):
             return
-        result = analyze_text("".join(self.lines), self.filename, settings)
+        text = "".join(self.lines)
+        result = None
+        cache = _cache_for(settings)
+        if cache is not None:
+            from .files import module_name
+
+            key = cache.file_digest(text.encode("utf-8", "surrogatepass"), self.filename,
+                                    module_name(self.filename))
+            cached = cache.load_model(key)
+            if isinstance(cached, FileResult) and cached.path == self.filename:
+                result = cached
+        if result is None:
+            result = analyze_text(text, self.filename, settings)
+            if cache is not None and not result.internal_error:
+                cache.store_model(key, result)
         for finding in run_rules([result], settings).findings:
             yield finding.line, finding.column - 1, f"{finding.code} {finding.message}", type(self)
