@@ -28,12 +28,15 @@ def linked_files(paths, settings: Optional[Settings] = None):
     """
     from .engine import analyze_path
     from .files import discover
-    from .model.project import Project
+    from .model.project import projects
 
     settings = settings or Settings()
     results = [analyze_path(p, settings) for p in discover(list(paths), settings)]
-    project = Project([r.model for r in results if r.model is not None])
-    return [project.link(r.model) for r in results if r.model is not None]
+    linked = {}
+    for project in projects(r.model for r in results if r.model is not None):
+        for fm in project.index.files:
+            linked[fm.path] = project.link(fm)
+    return [linked[r.model.path] for r in results if r.model is not None]
 
 
 def fix_source(source: str, filename: str = "snippet.py", unsafe: bool = False,

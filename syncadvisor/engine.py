@@ -22,7 +22,7 @@ from .files import SourceText, UnreadableSource, module_name, read_source
 from .findings import ERROR, Finding
 from .model import tfapi
 from .model.facts import FileModel
-from .model.project import Project
+from .model.project import projects
 from .rules import enabled_rules
 from .rules.base import RuleContext
 from .suppress import Suppressions, parse_suppressions
@@ -135,8 +135,10 @@ class RunResult:
 
 def run_rules(results: Sequence[FileResult], settings: Settings) -> RunResult:
     """Stage 2: link every model of the run, run the rules, filter, sort."""
-    models = [r.model for r in results if r.model is not None]
-    project = Project(models)
+    project_of = {}
+    for project in projects(r.model for r in results if r.model is not None):
+        for fm in project.index.files:
+            project_of[fm.path] = project
     rules = enabled_rules(settings)
     findings: List[Finding] = []
     internal = any(r.internal_error for r in results)
@@ -146,7 +148,7 @@ def run_rules(results: Sequence[FileResult], settings: Settings) -> RunResult:
             continue
         file_findings: List[Finding] = []
         try:
-            ctx = RuleContext(project.link(result.model), settings)
+            ctx = RuleContext(project_of[result.path].link(result.model), settings)
             for rule in rules:
                 if not settings.enabled(rule.code, result.path):
                     continue

@@ -86,3 +86,19 @@ def test_parallel_workers_give_the_same_findings(tree, capsys, monkeypatch):
     serial = _json(capsys, "--no-cache", str(tree))
     code = main(["check", "--format", "json", "--exit-zero", "--no-cache", "--jobs", "2", str(tree)])
     assert code == 0 and json.loads(capsys.readouterr().out) == serial
+
+
+def test_two_projects_with_the_same_module_names_are_linked_apart(tmp_path, capsys):
+    """`check a b` where both have model.py/train.py: a's scope must not reach b's model."""
+    for name, strategy in (("a", "MirroredStrategy()"), ("b", "OneDeviceStrategy('/cpu:0')")):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "model.py").write_text(
+            "import tensorflow as tf\ndef build():\n"
+            "    return tf.Variable(1., synchronization=tf.VariableSynchronization.NONE)\n")
+        (folder / "train.py").write_text(
+            f"import tensorflow as tf\nfrom model import build\nstrategy = tf.distribute.{strategy}\n"
+            "with strategy.scope():\n    v = build()\n")
+    data = _json(capsys, "--no-cache", str(tmp_path / "a"), str(tmp_path / "b"))
+    assert [(Path(d["path"]).parent.name, d["code"], d["severity"]) for d in data] == [
+        ("a", "TFS101", "error")]

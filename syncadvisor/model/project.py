@@ -7,6 +7,7 @@ cross-replica context.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Tuple
 
@@ -52,6 +53,41 @@ class Project:
 
     def link(self, fm: FileModel) -> LinkedFile:
         return LinkedFile(fm, self.sites.get(fm.path, []), aliases(fm), self)
+
+
+def source_root(fm: FileModel) -> str:
+    """The folder a file's module name is relative to (above its top-level package)."""
+    folder = os.path.dirname(os.path.abspath(fm.path))
+    depth = fm.module.count(".") if not fm.path.endswith("__init__.py") else fm.module.count(".") + 1
+    for _ in range(depth):
+        folder = os.path.dirname(folder)
+    return folder
+
+
+def projects(models: Iterable[FileModel]) -> List[Project]:
+    """One project per set of files whose module names do not clash.
+
+    Two folders checked together may both have a `model.py` (or a copy of the same
+    package): their modules share names, and linking them as one would mix one's
+    functions with the other's. Source roots whose module names clash go to separate
+    projects; the others join the first project, so a `tests/` folder still links
+    with the `src/` package it imports.
+    """
+    models = list(models)
+    by_root: Dict[str, List[FileModel]] = {}
+    for fm in models:
+        by_root.setdefault(source_root(fm), []).append(fm)
+    groups: List[Tuple[set, List[FileModel]]] = []
+    for root in sorted(by_root):
+        names = {fm.module for fm in by_root[root]}
+        for taken, members in groups:
+            if not taken & names:
+                taken |= names
+                members.extend(by_root[root])
+                break
+        else:
+            groups.append((set(names), list(by_root[root])))
+    return [Project(members) for _, members in groups] or [Project([])]
 
 
 def aliases(fm: FileModel) -> Dict[str, str]:

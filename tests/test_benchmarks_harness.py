@@ -1,0 +1,155 @@
+"""The benchmark harness (benchmarks/) on a tiny generated corpus.
+
+Only cheap tools (syncadvisor and ruff), no downloads, no TorchFix, no flake8.
+These tests check the structure of the report, never the timings.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+# benchmarks/ is not an installed package; make the repository root importable under plain `pytest`.
+_REPO = Path(__file__).resolve().parents[1]
+if str(_REPO) not in sys.path:
+    sys.path.insert(0, str(_REPO))
+cli = importlib.import_module("benchmarks.cli")
+harness = importlib.import_module("benchmarks.harness")
+report = importlib.import_module("benchmarks.report")
+corpus_mod = importlib.import_module("benchmarks.corpus")
+tools_mod = importlib.import_module("benchmarks.tools")
+
+_BIN = str(Path(sys.executable).parent)
+pytestmark = pytest.mark.skipif(
+    not (shutil.which("ruff", path=_BIN) or shutil.which("ruff"))
+    or not (shutil.which("syncadvisor", path=_BIN) or shutil.which("syncadvisor")),
+    reason="needs the ruff and syncadvisor executables",
+)
+
+MODEL = """\
+import tensorflow as tf
+
+strategy = tf.distribute.MirroredStrategy()
+with strategy.scope():
+    v = tf.Variable(0.0, synchronization=tf.VariableSynchronization.ON_READ)
+"""
+UTIL = "import os\n\n\ndef here():\n    return os.getcwd()\n"
+
+
+def _tiny(tmp_path: Path) -> Path:
+    root = tmp_path / "corpus"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "model.py").write_text(MODEL)
+    (root / "util.py").write_text(UTIL)
+    return root
+
+
+def _quiet(_msg: str) -> None:
+    pass
+
+
+def test_corpus_from_path_lists_the_same_files_every_tool_gets(tmp_path):
+    c = corpus_mod.corpus_from_path(_tiny(tmp_path))
+    assert sorted(c.files) == sorted(["util.py", str(Path("pkg") / "model.py")])
+    assert c.lines == MODEL.count("\n") + UTIL.count("\n")
+    args, mode = harness.path_args(c)
+    assert mode == "files" and args == c.files
+
+
+def test_run_tools_report_structure(tmp_path, monkeypatch):
+    monkeypatch.setitem(tools_mod.CACHE_ENV, "SYNCADVISOR_CACHE_DIR", str(tmp_path / "cache"))
+    c = corpus_mod.corpus_from_path(_tiny(tmp_path))
+    tl = tools_mod.build_tools(["syncadvisor-cold", "syncadvisor-warm", "ruff"], log=_quiet)
+    res = harness.run_tools(c, tl, repeats=2, warmup=0, timeout=120, log=_quiet)
+
+    assert res["paths_mode"] == "files"
+    assert res["corpus"]["files"] == 2
+    assert set(res["tools"]) == {"syncadvisor-cold", "syncadvisor-warm", "ruff"}
+    for key in ("syncadvisor-cold", "ruff"):
+        d = res["tools"][key]
+        assert d["status"] == "ok", d["reason"]
+        assert d["n"] == 2 and len(d["runs"]) == 2
+        assert d["min_s"] <= d["median_s"] <= d["max_s"]
+        assert d["maxrss_mb"] > 0
+        if d["tree_rss_mb"] is not None:
+            assert d["tree_rss_mb"] >= d["maxrss_mb"]
+        for r in d["runs"]:
+            assert set(r) >= {"seconds", "returncode", "timed_out", "maxrss_mb", "tree_rss_mb"}
+    assert res["tools"]["ruff"]["ratio_to_ruff"] == pytest.approx(1.0)
+    assert res["tools"]["syncadvisor-cold"]["ratio_to_ruff"] > 0
+
+    warm = res["tools"]["syncadvisor-warm"]
+    if warm["status"] == "n/a":
+        assert "no cache" in warm["reason"] and warm["median_s"] is None
+    else:
+        assert warm["status"] == "ok" and warm["n"] == 2
+
+    targets = {t["id"]: t for t in res["targets"]}
+    assert set(targets) == {"cold_vs_ruff", "warm_vs_ruff", "plugin_overhead", "plugin_overhead_cold",
+                            "vs_torchfix", "memory_cold", "memory_warm"}
+    assert targets["cold_vs_ruff"]["verdict"] in {"PASS", "FAIL"}
+    assert targets["memory_cold"]["verdict"] in {"PASS", "FAIL", "UNSURE"}
+    assert targets["plugin_overhead"]["verdict"] == "n/a"
+    assert targets["vs_torchfix"]["verdict"] == "n/a"
+
+    text = report.format_result(res, report.machine_info())
+    for needle in ("syncadvisor cold", "ruff --no-cache", "median s", "x ruff", "peak MB", "Targets (issue 6)"):
+        assert needle in text
+
+
+def test_cli_json_and_table(tmp_path, capsys):
+    root = _tiny(tmp_path)
+    out = tmp_path / "out.json"
+    rc = cli.main(["--corpus-path", str(root), "--tools", "syncadvisor-cold,ruff", "--repeats", "1",
+                   "--warmup", "0", "--json", str(out)])
+    assert rc == 0
+    printed = capsys.readouterr().out
+    assert "syncadvisor cold" in printed and "Targets (issue 6)" in printed
+    data = json.loads(out.read_text())
+    assert set(data["machine"]) >= {"cpu_count", "cpu_model", "python", "date_utc"}
+    assert len(data["results"]) == 1 and data["scaling"] is None
+    res = data["results"][0]
+    assert set(res["tools"]) == {"syncadvisor-cold", "ruff"}
+    assert res["tool_info"]["ruff"]["argv"][-1] == "--exit-zero"  # the files follow, same for every tool
+
+
+def test_scaling_copies_and_rates(tmp_path):
+    base = corpus_mod.corpus_from_path(_tiny(tmp_path))
+    copies = corpus_mod.scaled_copies(base, (1, 2), scale_dir=tmp_path / "scale")
+    assert [len(c.files) for _, c in copies] == [2 + 1, 4 + 2]  # + an empty copy<i>/__init__.py each
+    assert copies[1][1].lines == 2 * base.lines
+    cold = tools_mod.build_tools(["syncadvisor-cold"], log=_quiet)[0]
+    sc = harness.run_scaling(base, copies, cold, repeats=1, warmup=0, timeout=120, log=_quiet)
+    assert [s["factor"] for s in sc["sizes"]] == [1, 2]
+    assert all(s["status"] == "ok" and s["s_per_kloc"] > 0 for s in sc["sizes"])
+    assert sc["target"]["verdict"] in {"PASS", "FAIL"}
+    assert "s/1k lines" in report.format_scaling(sc)
+
+
+def test_target_verdicts_from_numbers():
+    def row(median=None, status="ok", lower=None, proc=None, tree=None):
+        return {"median_s": median, "status": status, "lower_bound_s": lower, "reason": "",
+                "maxrss_mb": proc, "tree_rss_mb": tree}
+
+    summary = {
+        "ruff": row(1.0),
+        "syncadvisor-cold": row(4.0, proc=100, tree=350),
+        "syncadvisor-warm": row(1.5, proc=400, tree=400),
+        "flake8": row(10.0),
+        "flake8-tfs": row(10.5),
+        "flake8-tfs-cold": row(12.0),
+        "torchfix": row(status="timeout", lower=100.0),
+    }
+    t = {x["id"]: x for x in harness.evaluate_targets(summary)}
+    assert t["cold_vs_ruff"]["verdict"] == "PASS" and t["cold_vs_ruff"]["value"] == pytest.approx(4.0)
+    assert t["warm_vs_ruff"]["verdict"] == "FAIL"
+    assert t["plugin_overhead"]["verdict"] == "PASS" and t["plugin_overhead"]["value"] == pytest.approx(0.05)
+    assert t["plugin_overhead_cold"]["verdict"] == "FAIL" and t["plugin_overhead_cold"]["value"] == pytest.approx(0.2)
+    assert t["vs_torchfix"]["verdict"] == "UNSURE" and t["vs_torchfix"]["lower_bound"] is True
+    assert t["memory_cold"]["verdict"] == "UNSURE"
+    assert t["memory_warm"]["verdict"] == "FAIL"
