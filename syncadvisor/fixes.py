@@ -12,15 +12,16 @@ from __future__ import annotations
 import difflib
 import os
 import stat
-import tempfile
+import uuid
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from .config import Settings
 from .engine import FileResult, RunResult, analyze_text, run_rules
-from .files import SourceText, encode_source
+from .files import SourceText, encode_source, parse_hazard
 from .findings import SAFE, UNSAFE, Edit, Finding
 from .lines import line_starts
+from .suppress import physical_lines
 
 MAX_ROUNDS = 10
 
@@ -72,11 +73,18 @@ def _overlaps(a: Tuple[int, int, str], b: Tuple[int, int, str]) -> bool:
 def parses(text: str) -> bool:
     import libcst as cst
 
+    from .model.builder import align_to_text
+
+    if parse_hazard(text) is not None:  # would crash or stall libcst
+        return False
     try:
-        cst.parse_module(text)
+        code = cst.parse_module(text).code
     except (cst.ParserSyntaxError, RecursionError, MemoryError):
         return False
-    return True
+    # libcst must read the text as it is: where it does not (a `\`-newline on a line of its
+    # own after a block moves the next statement into the block), the positions the fixes
+    # were made from cannot be trusted, and neither can the result.
+    return code == text or align_to_text(code, text) is not None
 
 
 @dataclass
@@ -126,7 +134,9 @@ def fix_results(results: List[FileResult], texts: Dict[str, str], settings: Sett
 def unified_diff(path: str, old: str, new: str) -> str:
     shown = path.replace(os.sep, "/")
     before, after = (shown, shown) if os.path.isabs(path) else (f"a/{shown}", f"b/{shown}")
-    lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+    # Physical lines, as the file has them: str.splitlines would also cut at \f or \u2028
+    # and the diff would claim "No newline at end of file" in the middle of a line.
+    lines = difflib.unified_diff(physical_lines(old), physical_lines(new),
                                  fromfile=before, tofile=after)
     out = []
     for line in lines:
@@ -135,15 +145,24 @@ def unified_diff(path: str, old: str, new: str) -> str:
 
 
 def write_atomically(path: str, data: bytes) -> None:
-    """Replace `path` with `data` so that a crash leaves either the old or the new file."""
-    directory = os.path.dirname(os.path.abspath(path))
+    """Replace `path` with `data` so that a crash leaves either the old or the new file.
+
+    A symlink is written through: its target gets the new text and the link stays a link.
+    """
+    path = os.path.realpath(path)
+    directory = os.path.dirname(path)
     mode: Optional[int] = None
     try:
         mode = stat.S_IMODE(os.stat(path).st_mode)
     except OSError:
         pass
-    handle, temp = tempfile.mkstemp(prefix=".syncadvisor-", suffix=".tmp", dir=directory)
+    # The name is chosen before anything is created, so that an interrupt (Ctrl-C) at any
+    # point leaves no temporary file behind: with mkstemp, one landing between the file's
+    # creation and the `try` would.
+    temp = os.path.join(directory, f".syncadvisor-{uuid.uuid4().hex}.tmp")
     try:
+        handle = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
+                         0o600)
         with os.fdopen(handle, "wb") as out:
             out.write(data)
             out.flush()
@@ -159,6 +178,25 @@ def write_atomically(path: str, data: bytes) -> None:
         raise
 
 
+class WriteError(Exception):
+    """Some fixed files could not be written (every other one was); `failures`: path -> why."""
+
+    def __init__(self, failures: Dict[str, str]):
+        self.failures = failures
+        super().__init__("; ".join(f"{path}: fix not written: {why}"
+                                   for path, why in failures.items()))
+
+
 def write_fixed(fixed: Dict[str, str], sources: Dict[str, SourceText]) -> None:
+    """Write every fixed file; one that cannot be written (a read-only folder, a full disk)
+    stays as it was, the others are still written, and WriteError names the failures."""
+    failures: Dict[str, str] = {}
     for path, text in fixed.items():
-        write_atomically(path, encode_source(sources[path], text))
+        try:
+            write_atomically(path, encode_source(sources[path], text))
+        except OSError as exc:
+            failures[path] = exc.strerror or str(exc)
+        except UnicodeEncodeError as exc:
+            failures[path] = f"the fixed text cannot be encoded as {sources[path].encoding}: {exc}"
+    if failures:
+        raise WriteError(failures)

@@ -8,11 +8,12 @@ codes after it (`# syncadvisor: noqa: TFS303`) only those codes.
 """
 from __future__ import annotations
 
-import io
 import re
 import tokenize
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Optional
+from typing import Dict, FrozenSet, List, Optional
+
+from .lines import line_starts
 
 NOQA_INLINE = re.compile(
     r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
@@ -52,7 +53,7 @@ def parse_suppressions(source: str) -> Suppressions:
     result = Suppressions()
     if "noqa" not in source.lower():
         return result
-    lines = source.splitlines(keepends=True)
+    lines = physical_lines(source)
     for line in lines:
         match = NOQA_FILE.match(line)
         if match:
@@ -68,11 +69,26 @@ def parse_suppressions(source: str) -> Suppressions:
     return result
 
 
-def _noqa_lines(source: str, lines) -> Dict[int, str]:
+def physical_lines(source: str) -> List[str]:
+    """The lines of `source` with their endings, numbered as findings number them: only
+    \\r\\n, \\r and \\n end a line (str.splitlines also splits at \\f, \\v, \\x1c-\\x1e,
+    \\x85, \\u2028 and \\u2029, which Python and libcst read as part of a line)."""
+    starts = line_starts(source)
+    lines = [source[a:b] for a, b in zip(starts, starts[1:] + [len(source)])]
+    if lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def _noqa_lines(source: str, lines: List[str]) -> Dict[int, str]:
     """flake8's mapping from a line to the text searched for its noqa comment."""
     mapping: Dict[int, str] = {}
+    # The tokenizer is fed the same lines, each ending in \n, so that its line numbers are
+    # ours whatever the newlines (io.StringIO.readline would see a CR-only file as one line).
+    normalized = [line.rstrip("\r\n") + "\n" if line.endswith(("\r", "\n")) else line
+                  for line in lines]
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+        tokens = list(tokenize.generate_tokens(iter(normalized).__next__))
     except (tokenize.TokenError, SyntaxError, IndentationError):
         # flake8 gives up on noqa here; a physical line is the best we can do.
         return {i + 1: line for i, line in enumerate(lines) if "noqa" in line.lower()}

@@ -76,6 +76,7 @@ class _SpanFiller(CodegenState):
         self._starts = starts
         self._open: Dict[int, List[int]] = {}
         self._done: set = set()
+        self.offsets: Dict[int, Tuple[int, int]] = {}  # key -> (start, end) in the code
 
     def add_indent_tokens(self) -> None:
         for token in self.indent_tokens:
@@ -104,6 +105,7 @@ class _SpanFiller(CodegenState):
         return _SyntacticRecord(self, id(node))
 
     def _fill(self, key: int, start: int, end: int) -> None:
+        self.offsets[key] = (start, end)
         line, column = position(self._starts, start)
         end_line, end_column = position(self._starts, end)
         span = self._wanted[key]
@@ -111,6 +113,40 @@ class _SpanFiller(CodegenState):
                             ("end_column", end_column)):
             object.__setattr__(span, name, value)  # a frozen placeholder, filled once
         self._done.add(key)
+
+
+def align_to_text(generated: str, text: str):
+    """Offsets in `generated` -> offsets in `text`, when `generated` is `text` without
+    some backslash-newlines (what libcst drops); None when it is not, e.g. when libcst
+    moved a statement after `\\`-newline into the block above it."""
+    kept: List[int] = []  # for each character of `generated`, its offset in `text`
+    j, n = 0, len(text)
+    block = 4096
+    i = 0
+    while i < len(generated):
+        chunk = generated[i:i + block]
+        if text.startswith(chunk, j):  # the common case: a whole block unchanged
+            kept.extend(range(j, j + len(chunk)))
+            i += len(chunk)
+            j += len(chunk)
+            continue
+        while j < n and text[j] != generated[i]:
+            if text[j] not in "\\\r\n":
+                return None  # libcst changed the code, not only dropped a continuation
+            j += 1  # a character libcst dropped
+        if j >= n:
+            return None
+        kept.append(j)
+        i += 1
+        j += 1
+
+    def to_text(offset: int, is_end: bool) -> int:
+        if offset >= len(kept):
+            return len(text) if not kept else kept[-1] + 1
+        if is_end and offset > 0:
+            return kept[offset - 1] + 1  # just after the last character of the node
+        return kept[offset]
+    return to_text
 
 
 class _SyntacticRecord:
@@ -140,7 +176,8 @@ _NO_RECORD = _NoRecord()
 class ModelBuilder(cst.CSTVisitor):
     def __init__(self, path: str, module: str, resolver: NameResolver, text: str):
         super().__init__()
-        self._starts = line_starts(text)  # libcst reproduces `text` exactly
+        self._text = text
+        self._starts = line_starts(text)  # libcst reproduces `text`, nearly: see fill_spans
         self._wanted: Dict[int, Span] = {}  # id(node) -> its placeholder span
         self._lambda_ids: Dict[int, str] = {}
         self._first_statement: Optional[cst.CSTNode] = None
@@ -181,8 +218,21 @@ class ModelBuilder(cst.CSTVisitor):
         return span
 
     def fill_spans(self, module: cst.Module) -> None:
-        if self._wanted:
-            module._codegen(_SpanFiller(module, self._wanted, self._starts))
+        if not self._wanted:
+            return
+        filler = _SpanFiller(module, self._wanted, self._starts)
+        module._codegen(filler)
+        # The pass ends one newline past the code (a trailing newline it does not pop).
+        if filler.position != len(self._text) + len(module.default_newline):
+            # libcst did not reproduce the text: it drops a `\\`-newline on a line of its
+            # own before a statement, and a CR-only file's last `\r`. Positions counted in
+            # its code would be off by those characters, and fixes would land beside
+            # their target: map them back onto the text.
+            generated = module.code
+            to_text = align_to_text(generated, self._text) if generated != self._text else None
+            if to_text is not None:
+                for key, (start, end) in filler.offsets.items():
+                    filler._fill(key, to_text(start, False), to_text(end, True))
 
     def _next_seq(self) -> int:
         self._seq += 1
