@@ -62,9 +62,9 @@ class Cache:
         return _read(self._model_path(key))
 
     def store_model(self, key: str, result) -> None:
-        path = self._model_path(key)
-        if not os.path.exists(path):
-            _write(path, result, self.directory)
+        # Called after a miss only: an entry already there is corrupt (or was just written
+        # by a run beside this one, with the same bytes), so it is replaced, not kept.
+        _write(self._model_path(key), result, self.directory)
 
     # --- whole runs --------------------------------------------------------------------
 
@@ -98,11 +98,17 @@ def _write(path: str, value, root: str) -> None:
         os.makedirs(directory, exist_ok=True)
         _ignore_in_git(root)
         handle, temp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
+    except OSError:
+        return  # a read-only tree: run without a cache
+    try:
         with os.fdopen(handle, "wb") as out:
             pickle.dump(value, out, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(temp, path)
-    except OSError:
-        pass  # a read-only tree: run without a cache
+    except Exception:  # noqa: BLE001 - a full disk, or a value that cannot be pickled
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
 
 
 def _ignore_in_git(folder: str) -> None:

@@ -18,7 +18,7 @@ from .cache import FOLDER, Cache, default_directory
 from .engine import Job, RunResult, analyze_jobs, run_rules, unreadable
 from .files import MissingPath, UnreadableSource, discover, encode_source, module_name
 from .inputs import Input, load_input
-from .fixes import fix_results, unified_diff, write_fixed
+from .fixes import WriteError, fix_results, unified_diff, write_fixed
 from .report import FORMATTERS, text as text_report
 from .rules import all_rules, rules_by_code
 
@@ -239,7 +239,14 @@ def _fix(args: argparse.Namespace, results, inputs: Dict[str, Input], settings: 
         sys.stdout.buffer.write(encode_source(inputs[name].source, text))
         sys.stdout.flush()
         return _report(args, outcome.run, inputs, outcome.applied, out=sys.stderr)
-    write_fixed(new_files, {path: inputs[path].source for path in new_files})
+    try:
+        write_fixed(new_files, {path: inputs[path].source for path in new_files})
+    except WriteError as exc:  # those files are as they were; the others are fixed
+        _report(args, outcome.run, inputs, outcome.applied)
+        for path, why in exc.failures.items():
+            print(f"syncadvisor: error: {path}: fix not written, the file is unchanged: {why}",
+                  file=sys.stderr)
+        return EXIT_ERROR
     return _report(args, outcome.run, inputs, outcome.applied)
 
 

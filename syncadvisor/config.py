@@ -127,6 +127,9 @@ def _read_toml(path: Path) -> dict:
             return tomllib.load(handle)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:  # TOML is UTF-8 by definition
+        raise ConfigError(f"{path}: not valid TOML: not UTF-8 ({exc.reason} at byte "
+                          f"{exc.start})") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
 

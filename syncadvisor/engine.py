@@ -12,7 +12,9 @@ import multiprocessing
 import os
 import re
 import traceback
+import warnings
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -23,6 +25,7 @@ from .findings import ERROR, Finding
 from .model import tfapi
 from .model.facts import FileModel
 from .model.project import projects
+from .parsing import parse_hazard
 from .rules import enabled_rules
 from .rules.base import RuleContext
 from .suppress import Suppressions, parse_suppressions
@@ -72,6 +75,11 @@ def analyze_text(text: str, path: str, settings: Settings, module: Optional[str]
 
     from .model.builder import build_model
 
+    hazard = parse_hazard(text)
+    if hazard is not None:
+        line, column, why = hazard
+        result.errors.append(tool_error(path, f"cannot check: {why}", line, column))
+        return result
     try:
         tree = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
@@ -94,7 +102,9 @@ def analyze_text(text: str, path: str, settings: Settings, module: Optional[str]
 def _syntax_error(path: str, text: str, exc: "cst.ParserSyntaxError") -> Finding:
     """Python's own message and position where it has one: libcst's point later."""
     try:
-        ast.parse(text)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarnings are not the user's question
+            ast.parse(text)
     except SyntaxError as syntax:
         if syntax.lineno:
             return tool_error(path, f"cannot parse: {syntax.msg}", syntax.lineno,
@@ -197,6 +207,52 @@ def _analyze_job(item: Tuple[str, bytes]) -> FileResult:
     return analyze_bytes(item[0], item[1], _WORKER_SETTINGS)
 
 
+def _analyze_chunk(items: Sequence[Tuple[str, bytes]]) -> List[FileResult]:
+    return [_analyze_job(item) for item in items]
+
+
+def _analyze_in_pool(items: List[Tuple[str, bytes]], settings: Settings, workers: int
+                     ) -> List[FileResult]:
+    import libcst  # noqa: F401 - imported once here, inherited by forked workers
+
+    context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+    chunk = max(1, min(16, len(items) // (workers * 4)))
+    results: List[Optional[FileResult]] = [None] * len(items)
+    try:
+        with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
+                                 initargs=(settings,)) as pool:
+            batches = [(start, pool.submit(_analyze_chunk, items[start:start + chunk]))
+                       for start in range(0, len(items), chunk)]
+            for start, future in batches:
+                try:
+                    results[start:start + chunk] = future.result()
+                except BrokenProcessPool:
+                    pass
+    except BrokenProcessPool:
+        pass
+    # A worker died (a crash in native code, the OOM killer) and took the pool with it:
+    # what was not done yet is checked again, one file per process, so that only the
+    # file that kills its process is reported, and every other file is still checked.
+    for i, result in enumerate(results):
+        if result is None:
+            results[i] = _analyze_isolated(items[i], settings, context)
+    return results  # type: ignore[return-value]
+
+
+def _analyze_isolated(item: Tuple[str, bytes], settings: Settings, context) -> FileResult:
+    try:
+        with ProcessPoolExecutor(1, mp_context=context, initializer=_init_worker,
+                                 initargs=(settings,)) as pool:
+            return pool.submit(_analyze_job, item).result()
+    except BrokenProcessPool:
+        result = FileResult(item[0])
+        result.errors.append(tool_error(item[0], "internal error while checking this file: the "
+                                        "process checking it died (a crash in native code, or "
+                                        "out of memory) (please report it)"))
+        result.internal_error = True
+        return result
+
+
 def analyze_jobs(jobs: Sequence[Job], settings: Settings, workers: int = 1,
                  cache: Optional["Cache"] = None) -> List[FileResult]:
     """Stage 1 for many files, in input order: from the cache, or in `workers` processes."""
@@ -212,13 +268,7 @@ def analyze_jobs(jobs: Sequence[Job], settings: Settings, workers: int = 1,
     items = [(jobs[i].path, jobs[i].data) for i in todo]
     size = sum(len(data) for _, data in items)
     if workers > 1 and len(items) > 1 and size > POOL_THRESHOLD:
-        import libcst  # noqa: F401 - imported once here, inherited by forked workers
-
-        context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
-        chunk = max(1, min(16, len(items) // (workers * 4)))
-        with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
-                                 initargs=(settings,)) as pool:
-            computed = list(pool.map(_analyze_job, items, chunksize=chunk))
+        computed = _analyze_in_pool(items, settings, workers)
     else:
         computed = [analyze_bytes(path, data, settings) for path, data in items]
     for i, result in zip(todo, computed):

@@ -15,7 +15,6 @@ from functools import lru_cache
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 from .config import Settings, path_matches
-from .lines import line_starts
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 ALWAYS_SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".tox", ".nox",
@@ -55,54 +54,6 @@ def decode_source(data: bytes) -> SourceText:
     if text.startswith("\ufeff"):
         text = text[1:]
     return SourceText(text, "utf-8" if encoding == "utf-8-sig" else encoding, bom)
-
-
-# libcst's native parser recurses on the C stack once per nesting level: from about 1,500
-# nested brackets, or 8,000 operands of one `and`, the stack overflows and the whole
-# process dies (SIGSEGV), taking every other file's findings with it; long operator,
-# call or subscript chains take seconds to minutes. Python's own parser refuses the
-# deepest of these (more than 200 nested brackets; RecursionError or MemoryError on
-# deep expressions), and nothing written by hand comes near this limit.
-MAX_EXPRESSION_DEPTH = 1000
-
-
-def parse_hazard(text: str) -> Optional[Tuple[int, int, str]]:
-    """(line, column, why) when parsing `text` with libcst could crash or stall; else None.
-
-    Checked before libcst sees a file: Python's parser (fast, and limited on purpose)
-    first, then the nesting of expressions, counting each operand of an `and`/`or` chain
-    as one level since libcst nests them where Python keeps them flat.
-    """
-    import ast
-    import warnings
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SyntaxWarnings are not ours to print
-            tree = ast.parse(text)
-    except SyntaxError as exc:
-        if exc.msg and exc.msg.startswith("too many nested"):  # "... parentheses"
-            return exc.lineno or 1, max(1, exc.offset or 1), f"{exc.msg} (Python's limit is 200)"
-        return None  # an ordinary syntax error, which libcst reports safely
-    except (RecursionError, MemoryError):
-        return 1, 1, "too deeply nested for Python's own parser"
-    except ValueError:  # NUL bytes (Python < 3.12): libcst reports them
-        return None
-    expr, boolop = ast.expr, ast.BoolOp
-    stack = [(tree, 0)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, expr):
-            depth += len(node.values) - 1 if isinstance(node, boolop) else 1
-            if depth > MAX_EXPRESSION_DEPTH:
-                line = node.lineno
-                starts = line_starts(text)
-                prefix = text[starts[line - 1]:].encode("utf-8")[:node.col_offset]
-                column = len(prefix.decode("utf-8", "ignore")) + 1
-                return line, column, (f"an expression nested more than {MAX_EXPRESSION_DEPTH} "
-                                      f"levels deep (or an `and`/`or` chain that long)")
-        stack.extend((child, depth) for child in ast.iter_child_nodes(node))
-    return None
 
 
 def read_bytes(path: str) -> bytes:

@@ -18,10 +18,10 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from .config import Settings
 from .engine import FileResult, RunResult, analyze_text, run_rules
-from .files import SourceText, encode_source, parse_hazard
+from .files import SourceText, encode_source
 from .findings import SAFE, UNSAFE, Edit, Finding
-from .lines import line_starts
-from .suppress import physical_lines
+from .lines import line_starts, physical_lines
+from .parsing import parse_hazard
 
 MAX_ROUNDS = 10
 

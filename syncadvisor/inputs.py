@@ -9,7 +9,7 @@ from functools import cached_property
 from typing import Optional
 
 from . import notebook
-from .files import SourceText, decode_source, read_bytes
+from .files import SourceText, UnreadableSource, decode_source, read_bytes
 from .findings import Finding
 
 
@@ -34,8 +34,13 @@ class Input:
 
     def present(self, finding: Finding) -> Finding:
         """A finding as the user should see it (notebooks: by cell)."""
-        if notebook.is_notebook(self.path) and self.notebook is not None:
-            return notebook.map_finding(self.notebook, finding)
+        if notebook.is_notebook(self.path):
+            try:
+                nb = self.notebook
+            except UnreadableSource:  # the finding says why: it has no cell to point at
+                return finding
+            if nb is not None:
+                return notebook.map_finding(nb, finding)
         return finding
 
     def output(self, fixed: str) -> str:

@@ -22,6 +22,17 @@ def line_starts(text: str) -> List[int]:
         starts.append(i)
 
 
+def physical_lines(source: str) -> List[str]:
+    """The lines of `source` with their endings, numbered as findings number them: only
+    \\r\\n, \\r and \\n end a line (str.splitlines also splits at \\f, \\v, \\x1c-\\x1e,
+    \\x85, \\u2028 and \\u2029, which Python and libcst read as part of a line)."""
+    starts = line_starts(source)
+    lines = [source[a:b] for a, b in zip(starts, starts[1:] + [len(source)])]
+    if lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
 def position(starts: List[int], offset: int) -> Tuple[int, int]:
     """(1-based line, 0-based column) of a character offset."""
     line = bisect_right(starts, offset)

@@ -18,6 +18,7 @@ from typing import List, Optional, Tuple
 
 from .files import UnreadableSource
 from .findings import Edit, Finding, Fix
+from .lines import physical_lines
 
 MARKER = "# syncadvisor: end of cell"
 _MAGIC = re.compile(r"^(\s*)([%!].*)$")
@@ -43,9 +44,24 @@ class Notebook:
         return number, max(1, line - first + 1)
 
 
-def _source(cell: dict) -> str:
+def _source(cell: dict, number: int) -> str:
     source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
+    if isinstance(source, list) and all(isinstance(part, str) for part in source):
+        return "".join(source)
+    if isinstance(source, str):
+        return source
+    raise UnreadableSource(f"not a valid notebook (cell {number}: its source is not text)")
+
+
+def _lines(text: str) -> List[str]:
+    """A cell's lines without their endings: only \\n, \\r\\n and \\r end a line, as in
+    Python (str.splitlines would also cut at a form feed and lose it on the way back)."""
+    return [line.rstrip("\r\n") for line in physical_lines(text)]
+
+
+def _table(data: dict, key: str) -> dict:
+    value = data.get(key)
+    return value if isinstance(value, dict) else {}
 
 
 def _detect_indent(raw: str) -> Optional[int]:
@@ -65,18 +81,19 @@ def load(raw: str) -> Notebook:
         raise UnreadableSource(f"not a valid notebook (JSON: {exc})") from None
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         raise UnreadableSource("not a valid notebook (no cells)")
-    language = (data.get("metadata", {}).get("kernelspec", {}) or {}).get("language") or \
-        (data.get("metadata", {}).get("language_info", {}) or {}).get("name") or "python"
+    metadata = _table(data, "metadata")
+    language = _table(metadata, "kernelspec").get("language") or \
+        _table(metadata, "language_info").get("name") or "python"
     parts: List[str] = []
     cells: List[Tuple[int, int, int]] = []
     line = 1
     for number, cell in enumerate(data["cells"], start=1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code" or language != "python":
             continue
-        text = _source(cell)
+        text = _source(cell, number)
         if text.lstrip().startswith("%%"):
             continue  # a cell magic: not Python
-        lines = [_hide_magic(l) for l in text.splitlines()]
+        lines = [_hide_magic(l) for l in _lines(text)]
         parts.append("\n".join(lines) + "\n" + MARKER + "\n")
         cells.append((number, line, len(lines)))
         line += len(lines) + 1
@@ -121,14 +138,14 @@ def write_back(nb: Notebook, virtual: str) -> str:
     data = json.loads(nb.raw)
     for (number, _, _), chunk in zip(nb.cells, chunks):
         cell = data["cells"][number - 1]
-        old = _source(cell)
+        old = _source(cell, number)
         new = "\n".join(_restore_magic(l) for l in chunk.split("\n"))
         if old.endswith("\n"):
             new += "\n"
         if new == old:
             continue
         if isinstance(cell.get("source"), list):
-            cell["source"] = new.splitlines(keepends=True)
+            cell["source"] = physical_lines(new)
         else:
             cell["source"] = new
     return _dump(data, nb.indent, nb.raw)

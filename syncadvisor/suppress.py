@@ -13,7 +13,7 @@ import tokenize
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, List, Optional
 
-from .lines import line_starts
+from .lines import physical_lines
 
 NOQA_INLINE = re.compile(
     r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
@@ -67,17 +67,6 @@ def parse_suppressions(source: str) -> Suppressions:
         if match:
             result.lines[number] = _codes(match.group("codes"))
     return result
-
-
-def physical_lines(source: str) -> List[str]:
-    """The lines of `source` with their endings, numbered as findings number them: only
-    \\r\\n, \\r and \\n end a line (str.splitlines also splits at \\f, \\v, \\x1c-\\x1e,
-    \\x85, \\u2028 and \\u2029, which Python and libcst read as part of a line)."""
-    starts = line_starts(source)
-    lines = [source[a:b] for a, b in zip(starts, starts[1:] + [len(source)])]
-    if lines and not lines[-1]:
-        lines.pop()
-    return lines
 
 
 def _noqa_lines(source: str, lines: List[str]) -> Dict[int, str]:

@@ -31,7 +31,6 @@ import argparse
 import difflib
 import hashlib
 import io
-import os
 import random
 import re
 import sys
@@ -126,7 +125,7 @@ _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 def _apply_unified_diff(old: str, diff: str) -> str:
     """`old` patched with `diff` (one file, as syncadvisor prints it), like `patch` would."""
-    from syncadvisor.suppress import physical_lines
+    from syncadvisor.lines import physical_lines
 
     source = physical_lines(old)
     rows = physical_lines(diff)  # a CR-only file's rows end in \r
@@ -180,7 +179,7 @@ _SKIPPED_TOKENS = (tokenize.NEWLINE, tokenize.NL, tokenize.INDENT, tokenize.DEDE
 def _split_tokens(text: str, edits: List[Tuple[int, int, str]]) -> Optional[str]:
     """An edit that starts or ends inside a token (`tf.VariableSynchronizatiAUTOULT`) was
     placed from a wrong position: say which, if any. Unknown when Python cannot tokenize."""
-    from syncadvisor.suppress import physical_lines
+    from syncadvisor.lines import physical_lines
 
     starts = _line_starts(text)
     lines = [line.rstrip("\r\n") + "\n" if line.endswith(("\r", "\n")) else line

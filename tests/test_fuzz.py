@@ -168,8 +168,6 @@ def test_noqa_is_honoured_whatever_the_newlines(variant):
     assert check_program(source) == []
 
 
-@pytest.mark.xfail(strict=True, reason="rules/base.py remove_argument leaves the trailing comma of "
-                                       "a lone argument (patch 'lone argument' in the issue-8 note)")
 @pytest.mark.parametrize("call", [
     "tf.Variable(synchronization=tf.VariableSynchronization.ON_WRITE,)",  # TFS303, safe
     "tf.compat.v1.Variable(\n    synchronization=tf.VariableSynchronization.ON_WRITE,  # why\n)",

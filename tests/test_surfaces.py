@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from syncadvisor.cli import main
 
 HERE = Path(__file__).parent
 REPO = HERE.parent

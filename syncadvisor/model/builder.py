@@ -712,10 +712,17 @@ class ModelBuilder(cst.CSTVisitor):
                 self._pending_layer_calls.append((layer, self._ref(parts)))
 
     def _arguments(self, node: cst.Call) -> Tuple[Argument, ...]:
-        return tuple(
-            Argument(arg.keyword.value if arg.keyword else None, self._value(arg.value),
-                     self._span(arg), arg.star if isinstance(arg.star, str) else "")
-            for arg in node.args)
+        arguments = []
+        for arg in node.args:
+            comma = arg.comma
+            trailing = None
+            if arg is node.args[-1] and isinstance(comma, cst.Comma) and \
+                    isinstance(comma.whitespace_before, cst.SimpleWhitespace):
+                trailing = (self._span(comma), len(comma.whitespace_before.value))
+            arguments.append(Argument(arg.keyword.value if arg.keyword else None,
+                                      self._value(arg.value), self._span(arg),
+                                      arg.star if isinstance(arg.star, str) else "", trailing))
+        return tuple(arguments)
 
     def _record_update(self, node: cst.Call, func: cst.BaseExpression, last: str,
                        fn: _Function) -> None:

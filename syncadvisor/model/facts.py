@@ -57,6 +57,9 @@ class Argument:
     value: Value
     span: Span  # the whole argument, keyword and '=' included, comma excluded
     star: str = ""  # "*" or "**"
+    # A trailing comma after the last argument: (the comma node's span, characters before
+    # the `,` in it), so that removing a lone argument can take its comma with it.
+    trailing_comma: Optional[Tuple[Span, int]] = None
 
 
 @dataclass

@@ -20,7 +20,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 from . import tfapi
 from .contexts import Context, ContextAnalysis, ProjectIndex, Strategy
 from .facts import (CALL, FLOAT, INT, BOOL, QNAME, Bound, FileModel, ObjectUse, Read, Span,
-                    Update, Value)
+                    Value)
 
 REPLICA = "replica"
 CROSS = "cross-replica"

@@ -9,7 +9,8 @@ from __future__ import annotations
 import inspect
 import re
 from dataclasses import dataclass, field
-from typing import ClassVar, Dict, Iterator, List, Optional, Sequence, Tuple
+from functools import cached_property
+from typing import ClassVar, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 from ..findings import ERROR, INFO, SAFE, UNSAFE, WARNING, Edit, Finding, Fix
 from ..model import tfapi
@@ -148,6 +149,17 @@ class RuleContext:
         """How code got into a replica/cross-replica context: "`strategy.run` at line 25"."""
         return f"{where.via} at {self.where(*where.at)}" if where.at else where.via
 
+    @cached_property
+    def _enum_aliases(self) -> Dict[str, List[Tuple[str, FrozenSet[str]]]]:
+        """setting -> (local name, members) of each enum class the file has a name for;
+        found once per file, not once per fix (a file can have thousands of names)."""
+        found: Dict[str, List[Tuple[str, FrozenSet[str]]]] = {}
+        for qname, local in self.linked.aliases.items():
+            spec = tfapi.ENUM_CLASSES.get(qname)
+            if spec is not None:
+                found.setdefault(spec.setting, []).append((local, frozenset(spec.members)))
+        return found
+
     def for_rule(self, rule: Rule) -> "RuleContext":
         self._rule = rule
         return self
@@ -184,6 +196,10 @@ class RuleContext:
         if i + 1 < len(args):
             end = args[i + 1].span
             return Edit(arg.span.line, arg.span.column + 1, end.line, end.column + 1, "")
+        if arg.trailing_comma is not None:  # `f(x=1,)` becomes `f()`, not `f(,)`
+            comma, before = arg.trailing_comma
+            return Edit(arg.span.line, arg.span.column + 1, comma.line,
+                        comma.column + before + 2, "")
         return Edit(arg.span.line, arg.span.column + 1, arg.span.end_line,
                     arg.span.end_column + 1, "")
 
@@ -213,11 +229,10 @@ class RuleContext:
         if hint:
             return f"{hint}.{member}", ()
         public = tfapi.ENUM_PUBLIC_PATH[setting]
-        aliases = self.linked.aliases
-        for qname, local in aliases.items():
-            spec = tfapi.ENUM_CLASSES.get(qname)
-            if spec is not None and spec.setting == setting and member in spec.members:
+        for local, members in self._enum_aliases.get(setting, ()):
+            if member in members:
                 return f"{local}.{member}", ()
+        aliases = self.linked.aliases
         for module in ("tensorflow", "tensorflow.compat.v1", "tensorflow.compat.v2"):
             if module in aliases:
                 return f"{aliases[module]}.{public}.{member}", ()

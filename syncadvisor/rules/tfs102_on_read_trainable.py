@@ -3,7 +3,6 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..findings import Finding
-from ..model import tfapi
 from .base import ERROR, UNSAFE, WARNING, Expect, Invalid, Rule, RuleContext, make_fix
 
 
