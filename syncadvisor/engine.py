@@ -8,6 +8,7 @@ linked file, drop suppressed and deselected findings, sort.
 from __future__ import annotations
 
 import ast
+import gc
 import multiprocessing
 import os
 import re
@@ -71,23 +72,38 @@ def analyze_text(text: str, path: str, settings: Settings, module: Optional[str]
     if not PREFILTER.search(text):
         return result
     result.suppressions = parse_suppressions(text)
-    import libcst as cst  # only files that pass the prefilter pay for it
-
-    from .model.builder import build_model
-
     hazard = parse_hazard(text)
     if hazard is not None:
         line, column, why = hazard
         result.errors.append(tool_error(path, f"cannot check: {why}", line, column))
         return result
+    # A parse allocates a tree of objects that all live until the model is built: the
+    # cycle collector would scan them, and every model kept from earlier files, again
+    # and again for nothing. Paused per file; any cycle left is collected afterwards.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        _parse_and_build(text, path, settings, module, result)
+    finally:
+        if collecting:
+            gc.enable()
+    return result
+
+
+def _parse_and_build(text: str, path: str, settings: Settings, module: Optional[str],
+                     result: FileResult) -> None:
+    import libcst as cst  # only files that pass the prefilter pay for it
+
+    from .model.builder import build_model
+
     try:
         tree = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
         result.errors.append(_syntax_error(path, text, exc))
-        return result
+        return
     except (RecursionError, MemoryError) as exc:  # pathological nesting
         result.errors.append(tool_error(path, f"cannot parse: {type(exc).__name__}"))
-        return result
+        return
     try:
         result.model = build_model(tree, path, module or module_name(path), rewrites_for(settings),
                                    text)
@@ -96,7 +112,6 @@ def analyze_text(text: str, path: str, settings: Settings, module: Optional[str]
     except Exception as exc:  # noqa: BLE001 - one file's bug must not stop the run
         result.errors.append(_internal(path, exc))
         result.internal_error = True
-    return result
 
 
 def _syntax_error(path: str, text: str, exc: "cst.ParserSyntaxError") -> Finding:
