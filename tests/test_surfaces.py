@@ -169,7 +169,9 @@ def _git(args, cwd):
 
 
 def test_pre_commit_hooks(tmp_path):
-    pre_commit = shutil.which("pre-commit") or pytest.skip("pre-commit is not installed")
+    # Next to this interpreter first: the venv need not be activated.
+    pre_commit = (shutil.which("pre-commit", path=os.path.dirname(sys.executable))
+                  or shutil.which("pre-commit") or pytest.skip("pre-commit is not installed"))
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True)
     if head.returncode != 0:
         pytest.skip("not a git checkout")
