@@ -27,7 +27,7 @@ from .findings import ERROR, Finding
 from .model import tfapi
 from .model.facts import FileModel
 from .model.project import projects
-from .parsing import parse_hazard
+from .parsing import parse_chunks, parse_hazard
 from .rules import enabled_rules
 from .rules.base import RuleContext
 from .suppress import Suppressions, parse_suppressions
@@ -109,7 +109,7 @@ def _parse_and_build(text: str, path: str, settings: Settings, module: Optional[
     from .model.builder import build_model
 
     try:
-        tree = cst.parse_module(text)
+        tree = parse_chunks(text)
     except cst.ParserSyntaxError as exc:
         result.errors.append(_syntax_error(path, text, exc))
         return

@@ -9,7 +9,7 @@ MemoryError on deep expressions), and nothing written by hand comes near the lim
 """
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 from .lines import line_starts
 
@@ -78,3 +78,63 @@ def parse_hazard(text: str) -> Optional[Tuple[int, int, str]]:
                                       f"levels deep (or an `and`/`or` chain that long)")
         stack.extend((child, depth) for child in ast.iter_child_nodes(node))
     return None
+
+
+# --- large files: parsed one group of top-level statements at a time ------------------
+
+# libcst's parser holds about 800 bytes of memory per character of source while it builds
+# a tree (a 450 KB file peaks near 400 MB) and slows down on large inputs. Above this
+# size a file is cut between top-level statements (found with Python's own parser) into
+# pieces of at least CHUNK_TARGET characters, each parsed on its own: the peak follows
+# the largest piece (usually one class), and the pieces' code is the file's code.
+CHUNK_THRESHOLD = 100_000  # characters
+CHUNK_TARGET = 32_000
+
+
+def parse_chunks(text: str, threshold: Optional[int] = None, target: Optional[int] = None):
+    """[(module, offset of its code in `text`)]: the whole file as one module, or, for a
+    large file, consecutive pieces. libcst's `ParserSyntaxError` (and RecursionError,
+    MemoryError) propagate as from `libcst.parse_module(text)`, always for the whole file,
+    so that errors point where they would."""
+    import libcst as cst
+
+    threshold = CHUNK_THRESHOLD if threshold is None else threshold
+    cuts = _cuts(text, CHUNK_TARGET if target is None else target) \
+        if len(text) >= threshold else None
+    if not cuts:
+        return [(cst.parse_module(text), 0)]
+    bounds = [0, *cuts, len(text)]
+    try:
+        return [(cst.parse_module(text[a:b]), a) for a, b in zip(bounds, bounds[1:])]
+    except cst.ParserSyntaxError:
+        return [(cst.parse_module(text), 0)]  # the same error, with the file's positions
+
+
+def _cuts(text: str, target: int) -> List[int]:
+    """Offsets where a piece may start: the start of a line after a top-level statement,
+    when the next statement starts on a later line; pieces of at least `target`."""
+    import ast
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            body = ast.parse(text).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []  # libcst parses it whole, and reports what is wrong
+    starts = line_starts(text)
+    cuts: List[int] = []
+    last = 0
+    for statement, following in zip(body, body[1:]):
+        end = statement.end_lineno or statement.lineno
+        first = following.lineno
+        decorators = getattr(following, "decorator_list", None)
+        if decorators:
+            first = min(first, *(d.lineno for d in decorators))
+        if first <= end or end >= len(starts):
+            continue  # `a = 1; b = 2`: no line between them
+        cut = starts[end]
+        if cut - last >= target and len(text) - cut >= target:
+            cuts.append(cut)
+            last = cut
+    return cuts

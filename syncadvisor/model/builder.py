@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -217,22 +217,26 @@ class ModelBuilder(cst.CSTVisitor):
             span = self._wanted[id(node)] = Span(0, 0, 0, 0)
         return span
 
-    def fill_spans(self, module: cst.Module) -> None:
+    def fill_spans(self, module: cst.Module, start: int = 0, end: Optional[int] = None) -> None:
+        """Fill the spans of the nodes of `module`, whose code is `text[start:end]`."""
         if not self._wanted:
             return
+        end = len(self._text) if end is None else end
         filler = _SpanFiller(module, self._wanted, self._starts)
+        filler.position = start
         module._codegen(filler)
         # The pass ends one newline past the code (a trailing newline it does not pop).
-        if filler.position != len(self._text) + len(module.default_newline):
+        if filler.position != end + len(module.default_newline):
             # libcst did not reproduce the text: it drops a `\\`-newline on a line of its
             # own before a statement, and a CR-only file's last `\r`. Positions counted in
             # its code would be off by those characters, and fixes would land beside
             # their target: map them back onto the text.
-            generated = module.code
-            to_text = align_to_text(generated, self._text) if generated != self._text else None
+            generated, text = module.code, self._text[start:end]
+            to_text = align_to_text(generated, text) if generated != text else None
             if to_text is not None:
-                for key, (start, end) in filler.offsets.items():
-                    filler._fill(key, to_text(start, False), to_text(end, True))
+                for key, (a, b) in filler.offsets.items():
+                    filler._fill(key, start + to_text(a - start, False),
+                                 start + to_text(b - start, True))
 
     def _next_seq(self) -> int:
         self._seq += 1
@@ -461,11 +465,14 @@ class ModelBuilder(cst.CSTVisitor):
     # --- module and imports --------------------------------------------------
 
     def visit_Module(self, node: cst.Module) -> None:
-        self._module_node = node
-        self.model.newline = node.default_newline
+        self._module_node = node  # the piece being walked, for `_code`
+
+    def begin(self, modules: Sequence[cst.Module]) -> None:
+        """Before the walk: where an import may go, over the whole file's statements."""
+        self.model.newline = modules[0].default_newline
         self._import_after: Optional[Span] = None  # the preamble's last statement
         self._import_before: Optional[Span] = None  # the first other statement
-        for statement in node.body:
+        for statement in (s for module in modules for s in module.body):
             if not _is_preamble(statement):
                 self._import_before = self._span(statement)
                 break
@@ -998,11 +1005,20 @@ def walk(node: cst.CSTNode, builder: "ModelBuilder") -> None:
         leave(node)
 
 
-def build_model(module: cst.Module, path: str, module_name: str,
-                rewrites: Sequence[Tuple[str, str]], text: Optional[str] = None) -> FileModel:
-    """The model of a parsed module; `text` is its source, when the caller has it."""
-    builder = ModelBuilder(path, module_name, NameResolver(rewrites),
-                           module.code if text is None else text)
-    walk(module, builder)
-    builder.fill_spans(module)
+def build_model(module: Union[cst.Module, Sequence[Tuple[cst.Module, int]]], path: str,
+                module_name: str, rewrites: Sequence[Tuple[str, str]],
+                text: Optional[str] = None) -> FileModel:
+    """The model of a parsed module, or of a file parsed in pieces (`parsing.parse_chunks`:
+    each piece with the offset of its code in `text`); `text` is the file's source, when
+    the caller has it."""
+    pieces = [(module, 0)] if isinstance(module, cst.Module) else list(module)
+    if text is None:
+        text = "".join(piece.code for piece, _ in pieces)
+    builder = ModelBuilder(path, module_name, NameResolver(rewrites), text)
+    builder.begin([piece for piece, _ in pieces])
+    for piece, _ in pieces:
+        walk(piece, builder)
+    ends = [offset for _, offset in pieces[1:]] + [len(text)]
+    for (piece, offset), end in zip(pieces, ends):
+        builder.fill_spans(piece, offset, end)
     return builder.finish()
