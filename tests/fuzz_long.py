@@ -231,6 +231,33 @@ def _cst_parses(text: str) -> bool:
     return True
 
 
+def _pieces_problem(path: str, text: str, settings: Settings) -> Optional[str]:
+    """A file parsed in pieces (every top-level statement its own, as large files are)
+    must give the model a whole-file parse gives, byte for byte: unless libcst misreads
+    the whole file (a lone `\\` line after a block, see test_fuzz.py), where the pieces,
+    cut before that line, read it right."""
+    import pickle
+
+    from syncadvisor.engine import rewrites_for
+    from syncadvisor.model.builder import build_model
+    from syncadvisor.parsing import parse_chunks, parse_hazard
+
+    if parse_hazard(text) is not None or not _libcst_reproduces(text):
+        return None
+    rewrites = rewrites_for(settings)
+    try:
+        whole = pickle.dumps(build_model(cst.parse_module(text), path, "fuzz", rewrites, text))
+        pieces = parse_chunks(text, threshold=0, target=1)
+        cut = pickle.dumps(build_model(pieces, path, "fuzz", rewrites, text))
+    except RecursionError:
+        return None  # reported as "nested too deeply" by the engine, whole or cut
+    except Exception:  # noqa: BLE001
+        return f"{path}: building the model from pieces raised:\n" + traceback.format_exc(limit=-8)
+    if whole != cut:
+        return f"{path}: the model from {len(pieces)} pieces differs from the whole file's"
+    return None
+
+
 @contextmanager
 def _recording_rounds(log: List[Tuple[str, Sequence[Finding], bool, str]]):
     """Record every (text, findings, unsafe) -> new text that the fixer computes."""
@@ -306,6 +333,10 @@ def check_program(sources, settings: Settings = SETTINGS["unknown"],
     if any(r.internal_error for r in results) and not problems:
         problems.append("internal_error set without an internal-error finding")
     parsed = all(_cst_parses(text) for text in sources.values())
+    for path, text in sources.items():
+        problem = _pieces_problem(path, text, settings)
+        if problem:
+            problems.append(problem)
     for key, hit in (("programs", True), ("parsed", parsed), ("with findings", bool(run.findings))):
         stats[key] = stats.get(key, 0) + hit
     if problems or not any(f.fix is not None for f in run.findings):
