@@ -19,6 +19,7 @@ import tempfile
 from typing import List, Sequence, Tuple
 
 from . import __version__
+from .collector import collector_paused
 
 FOLDER = ".syncadvisor_cache"
 _FORMAT = 1
@@ -86,7 +87,7 @@ class Cache:
 
 def _read(path: str):
     try:
-        with open(path, "rb") as handle:
+        with open(path, "rb") as handle, collector_paused():  # unpickling is all allocation
             return pickle.load(handle)
     except Exception:  # noqa: BLE001 - missing, truncated, corrupt or from another version
         return None

@@ -8,19 +8,18 @@ linked file, drop suppressed and deselected findings, sort.
 from __future__ import annotations
 
 import ast
-import gc
 import multiprocessing
 import os
 import re
 import traceback
 import warnings
-from contextlib import contextmanager
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import __version__
+from .collector import collector_paused
 from .config import Settings
 from .files import SourceText, UnreadableSource, module_name, read_source
 from .findings import ERROR, Finding
@@ -81,25 +80,6 @@ def analyze_text(text: str, path: str, settings: Settings, module: Optional[str]
     with collector_paused():
         _parse_and_build(text, path, settings, module, result)
     return result
-
-
-@contextmanager
-def collector_paused():
-    """Python's cycle collector off for a while, then back as it was.
-
-    A parse allocates a tree of objects that all live until the model is built, and a
-    run keeps every file's model: the collector would scan all of them again and again
-    to find little (a few hundred objects in cycles per file, measured on keras), at
-    about a fifth of a run's time. What it would have found is collected once it is
-    back on.
-    """
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _parse_and_build(text: str, path: str, settings: Settings, module: Optional[str],

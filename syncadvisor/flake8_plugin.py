@@ -48,7 +48,7 @@ class SyncAdvisorChecker:
         self.filename = filename
 
     def run(self) -> Iterator[Tuple[int, int, str, type]]:
-        from .engine import FileResult, analyze_text, collector_paused, run_rules, tool_error
+        from .engine import FileResult, analyze_text, run_rules, tool_error
 
         stdin = self.filename in ("-", "stdin", "<stdin>") or not os.path.exists(self.filename)
         directory = os.getcwd() if stdin else os.path.dirname(os.path.abspath(self.filename))
@@ -67,8 +67,7 @@ class SyncAdvisorChecker:
 
             key = cache.file_digest(text.encode("utf-8", "surrogatepass"), self.filename,
                                     module_name(self.filename))
-            with collector_paused():  # unpickling a model is all allocation
-                cached = cache.load_model(key)
+            cached = cache.load_model(key)
             if isinstance(cached, FileResult) and cached.path == self.filename:
                 result = cached
         if result is None:

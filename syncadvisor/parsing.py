@@ -127,11 +127,7 @@ def _cuts(text: str, target: int) -> List[int]:
     last = 0
     for statement, following in zip(body, body[1:]):
         end = statement.end_lineno or statement.lineno
-        first = following.lineno
-        decorators = getattr(following, "decorator_list", None)
-        if decorators:
-            first = min(first, *(d.lineno for d in decorators))
-        if first <= end or end >= len(starts):
+        if following.lineno <= end or end >= len(starts):
             continue  # `a = 1; b = 2`: no line between them
         cut = starts[end]
         if cut - last >= target and len(text) - cut >= target:
