@@ -183,7 +183,12 @@ def _check(args: argparse.Namespace) -> int:
     results = [analysed[s] if isinstance(s, int) else s for s in slots]
     if args.fix or args.diff:
         return _fix(args, results, inputs, settings, stdin="-" in paths)
-    run = run_rules(results, settings)
+    run = run_rules(results, settings, lambda result: inputs[result.path].text)
+    if cache is not None:
+        key_of = {job.path: job.key for job in jobs}
+        for result in run.refined:  # so that the next run need not model them again
+            if key_of.get(result.path) and not result.internal_error:
+                cache.store_model(key_of[result.path], result)
     if cache is not None and not run.internal_error:
         cache.store_run(settings.root, keys, run.findings)
     return _report(args, run, inputs)

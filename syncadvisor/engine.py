@@ -1,9 +1,12 @@
 """Files -> findings: read, prefilter, parse once, model, link, run rules, suppress.
 
 Stage 1 (per file, independent, cacheable): source -> `FileResult` holding the
-`FileModel` (or a TFS900 finding) and the file's `# noqa` table.
+`FileModel` (or a TFS900 finding) and the file's `# noqa` table. The model comes
+from Python's `ast` (fast), or from libcst's tree when `exact` is asked for.
 Stage 2 (the whole run): link the models, run every enabled rule over each
-linked file, drop suppressed and deselected findings, sort.
+linked file; a file with findings from an `ast` model is modelled again from
+libcst and the run linked again, so that every finding and fix comes from
+libcst's tree. Then drop suppressed and deselected findings, sort.
 """
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ import warnings
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from . import __version__
 from .collector import collector_paused
@@ -54,6 +57,17 @@ class FileResult:
     suppressions: Suppressions = field(default_factory=Suppressions)
     errors: List[Finding] = field(default_factory=list)  # TFS900: unreadable, unparsable
     internal_error: bool = False
+    # The text the model was built from, while this run needs it to model the file
+    # again from libcst; never pickled (the cache, worker processes).
+    source: Optional[str] = field(default=None, repr=False, compare=False)
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["source"] = None
+        return state
+
+    def __setstate__(self, state) -> None:
+        self.__dict__.update(state)
 
 
 def tool_error(path: str, message: str, line: int = 1, column: int = 1) -> Finding:
@@ -65,9 +79,10 @@ def rewrites_for(settings: Settings):
                                                            settings.keras))
 
 
-def analyze_text(text: str, path: str, settings: Settings, module: Optional[str] = None
-                 ) -> FileResult:
-    """Stage 1 for one decoded source text."""
+def analyze_text(text: str, path: str, settings: Settings, module: Optional[str] = None,
+                 exact: bool = False) -> FileResult:
+    """Stage 1 for one decoded source text: a model from Python's `ast`, or, with
+    `exact` (and for what Python cannot parse), from libcst's tree."""
     result = FileResult(path)
     if not PREFILTER.search(text):
         return result
@@ -78,8 +93,33 @@ def analyze_text(text: str, path: str, settings: Settings, module: Optional[str]
         result.errors.append(tool_error(path, f"cannot check: {why}", line, column))
         return result
     with collector_paused():
-        _parse_and_build(text, path, settings, module, result)
+        if exact or not _build_from_ast(text, path, settings, module, result):
+            _parse_and_build(text, path, settings, module, result)
+    result.source = text
     return result
+
+
+def _build_from_ast(text: str, path: str, settings: Settings, module: Optional[str],
+                    result: FileResult) -> bool:
+    """The model from Python's own tree; False where libcst must do it (a syntax error,
+    which libcst reports, or nesting too deep for this walk)."""
+    from .model.ast_builder import build_model_from_ast
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarnings are not the user's question
+            tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    try:
+        result.model = build_model_from_ast(tree, path, module or module_name(path),
+                                            rewrites_for(settings), text)
+    except RecursionError:
+        return False
+    except Exception as exc:  # noqa: BLE001 - one file's bug must not stop the run
+        result.errors.append(_internal(path, exc))
+        result.internal_error = True
+    return True
 
 
 def _parse_and_build(text: str, path: str, settings: Settings, module: Optional[str],
@@ -148,23 +188,76 @@ class RunResult:
     findings: List[Finding]
     files: int
     internal_error: bool = False
+    # The files modelled again from libcst in this run, for the cache to keep.
+    refined: List[FileResult] = field(default_factory=list)
 
 
-def run_rules(results: Sequence[FileResult], settings: Settings) -> RunResult:
-    """Stage 2: link every model of the run, run the rules, filter, sort."""
+SourceOf = Callable[[FileResult], Optional[str]]
+
+
+def run_rules(results: Sequence[FileResult], settings: Settings,
+              source_of: Optional[SourceOf] = None) -> RunResult:
+    """Stage 2: link every model of the run, run the rules, filter, sort.
+
+    Files with findings from an `ast` model are modelled again from libcst (their text
+    from `source_of`, by default the one kept in the result, else the file) and the
+    run linked again: the models agree on everything but positions and texts, which
+    findings and fixes must take from libcst's tree.
+    """
     with collector_paused():
-        return _run_rules(results, settings)
+        first = _run_rules(results, settings)
+        if not first.inexact:
+            return first.run
+        refined = [_refine(r, settings, source_of) if r.path in first.inexact else r
+                   for r in results]
+        # Linked again with the new models, but only their files checked again: the
+        # others' findings cannot change, as the two models agree but for positions.
+        again = _run_rules(refined, settings, only=first.inexact)
+        findings = [f for f in first.run.findings if f.path not in first.inexact]
+        findings += again.run.findings
+        findings.sort(key=Finding.sort_key)
+        internal = bool(first.crashed - first.inexact) or again.run.internal_error or any(
+            r.internal_error for r in refined)
+        return RunResult(findings, len(results), internal,
+                         [r for r in refined if r.path in first.inexact])
 
 
-def _run_rules(results: Sequence[FileResult], settings: Settings) -> RunResult:
+def _refine(result: FileResult, settings: Settings, source_of: Optional[SourceOf]
+            ) -> FileResult:
+    text = source_of(result) if source_of is not None else result.source
+    if text is None:
+        from .inputs import load_input
+
+        try:
+            text = load_input(result.path).text
+        except (UnreadableSource, OSError):
+            return result  # gone since: its findings keep Python's positions
+    module = result.model.module if result.model is not None else None
+    return analyze_text(text, result.path, settings, module, exact=True)
+
+
+@dataclass
+class _Pass:
+    run: RunResult
+    inexact: Set[str]  # files with findings from an inexact model
+    crashed: Set[str]  # files where a rule raised
+
+
+def _run_rules(results: Sequence[FileResult], settings: Settings,
+               only: Optional[Set[str]] = None) -> _Pass:
+    """Link every model, then check every file (or those in `only`)."""
     project_of = {}
     for project in projects(r.model for r in results if r.model is not None):
         for fm in project.index.files:
             project_of[fm.path] = project
     rules = enabled_rules(settings)
     findings: List[Finding] = []
+    inexact: Set[str] = set()
+    crashed: Set[str] = set()
     internal = any(r.internal_error for r in results)
     for result in results:
+        if only is not None and result.path not in only:
+            continue
         findings.extend(f for f in result.errors if settings.enabled(f.code, result.path))
         if result.model is None:
             continue
@@ -178,10 +271,13 @@ def _run_rules(results: Sequence[FileResult], settings: Settings) -> RunResult:
         except Exception as exc:  # noqa: BLE001 - report, go on with the next file
             file_findings = [_internal(result.path, exc)]
             internal = True
+            crashed.add(result.path)
+        if file_findings and not result.model.exact:
+            inexact.add(result.path)
         sup = result.suppressions
         findings.extend(f for f in file_findings if not sup.suppressed(f.code, f.line))
     findings.sort(key=Finding.sort_key)
-    return RunResult(findings, len(results), internal)
+    return _Pass(RunResult(findings, len(results), internal), inexact, crashed)
 
 
 # --- many files: a process pool, and the cache ---------------------------------------
@@ -225,8 +321,6 @@ def _analyze_chunk(items: Sequence[Tuple[str, bytes]]) -> List[FileResult]:
 
 def _analyze_in_pool(items: List[Tuple[str, bytes]], settings: Settings, workers: int
                      ) -> List[FileResult]:
-    import libcst  # noqa: F401 - imported once here, inherited by forked workers
-
     context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
     chunk = max(1, min(16, len(items) // (workers * 4)))
     results: List[Optional[FileResult]] = [None] * len(items)

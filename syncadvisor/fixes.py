@@ -105,7 +105,15 @@ def fix_results(results: List[FileResult], texts: Dict[str, str], settings: Sett
     current = dict(texts)
     applied = 0
     rejected: List[str] = []
-    run = run_rules(results, settings)
+    built_from = dict(texts)  # the text each result's model was built from
+
+    def check() -> RunResult:
+        run = run_rules(results, settings, lambda result: built_from.get(result.path))
+        for refined in run.refined:  # modelled from libcst now: not again next round
+            results[position[refined.path]] = refined
+        return run
+
+    run = check()
     for _ in range(MAX_ROUNDS):
         by_path: Dict[str, List[Finding]] = {}
         for finding in run.findings:
@@ -122,11 +130,12 @@ def fix_results(results: List[FileResult], texts: Dict[str, str], settings: Sett
                 continue
             current[path] = new_text
             results[position[path]] = analyze_text(new_text, path, settings)
+            built_from[path] = new_text
             applied += count
             changed = True
         if not changed:
             break
-        run = run_rules(results, settings)
+        run = check()
     fixed = {p: t for p, t in current.items() if t != originals[p]}
     return FixRun(run, fixed, originals, applied, rejected)
 

@@ -70,9 +70,13 @@ class SyncAdvisorChecker:
             cached = cache.load_model(key)
             if isinstance(cached, FileResult) and cached.path == self.filename:
                 result = cached
+        stored = result is not None
         if result is None:
             result = analyze_text(text, self.filename, settings)
-            if cache is not None and not result.internal_error:
-                cache.store_model(key, result)
-        for finding in run_rules([result], settings).findings:
+        run = run_rules([result], settings)
+        if run.refined:
+            result, stored = run.refined[0], False  # keep the model from libcst's tree
+        if cache is not None and not stored and not result.internal_error:
+            cache.store_model(key, result)
+        for finding in run.findings:
             yield finding.line, finding.column - 1, f"{finding.code} {finding.message}", type(self)

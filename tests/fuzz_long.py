@@ -28,6 +28,8 @@ slice of the same in the test suite.
 from __future__ import annotations
 
 import argparse
+import ast
+import dataclasses
 import difflib
 import hashlib
 import io
@@ -258,6 +260,66 @@ def _pieces_problem(path: str, text: str, settings: Settings) -> Optional[str]:
     return None
 
 
+# Where Python's tree and libcst's differ: positions, source texts, what fixes need.
+POSITIONAL = {"span", "text", "prefix_text", "func_span", "func_text", "member_span",
+              "trailing_comma", "import_line", "exact", "target"}
+
+
+def skeleton(value, memo=None):
+    """A digest of a model without positions and texts: equal digests, equal models.
+    Models share sub-objects (a name's bindings hang off every use of it), so each
+    object is digested once; cycles are cut where the walk meets one again."""
+    from syncadvisor.model.facts import Span
+
+    memo = {} if memo is None else memo
+    if isinstance(value, Span):
+        return "span"
+    if dataclasses.is_dataclass(value):
+        key = id(value)
+        if key in memo:
+            return memo[key] or "<cycle>"
+        memo[key] = None
+        parts = [type(value).__name__] + [
+            f"{f.name}={skeleton(getattr(value, f.name), memo)}"
+            for f in dataclasses.fields(value) if f.name not in POSITIONAL]
+        memo[key] = hashlib.blake2b(repr(parts).encode(), digest_size=16).hexdigest()
+        return memo[key]
+    if isinstance(value, dict):
+        return repr(sorted((repr(k), skeleton(v, memo)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return repr([skeleton(v, memo) for v in value])
+    return repr(value)
+
+
+def _ast_problem(path: str, text: str, settings: Settings) -> Optional[str]:
+    """The model from Python's `ast` must be the model from libcst's tree, but for
+    positions and texts (the engine starts from the first, and reports from the second)."""
+    from syncadvisor.engine import rewrites_for
+    from syncadvisor.model.ast_builder import build_model_from_ast
+    from syncadvisor.model.builder import build_model
+    from syncadvisor.parsing import parse_hazard
+
+    if parse_hazard(text) is not None or not _cst_parses(text) or not _libcst_reproduces(text):
+        return None  # where libcst misreads the file, Python's tree is the right one
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None  # the engine models it from libcst
+    rewrites = rewrites_for(settings)
+    try:
+        exact = build_model(cst.parse_module(text), path, "fuzz", rewrites, text)
+        fast = build_model_from_ast(tree, path, "fuzz", rewrites, text)
+        same = skeleton(fast) == skeleton(exact)
+    except RecursionError:
+        return None
+    except Exception:  # noqa: BLE001
+        return f"{path}: building the model from Python's ast raised:\n" + \
+            traceback.format_exc(limit=-8)
+    return None if same else f"{path}: the model from Python's ast differs from libcst's"
+
+
 @contextmanager
 def _recording_rounds(log: List[Tuple[str, Sequence[Finding], bool, str]]):
     """Record every (text, findings, unsafe) -> new text that the fixer computes."""
@@ -334,9 +396,10 @@ def check_program(sources, settings: Settings = SETTINGS["unknown"],
         problems.append("internal_error set without an internal-error finding")
     parsed = all(_cst_parses(text) for text in sources.values())
     for path, text in sources.items():
-        problem = _pieces_problem(path, text, settings)
-        if problem:
-            problems.append(problem)
+        for oracle in (_pieces_problem, _ast_problem):
+            problem = oracle(path, text, settings)
+            if problem:
+                problems.append(problem)
     for key, hit in (("programs", True), ("parsed", parsed), ("with findings", bool(run.findings))):
         stats[key] = stats.get(key, 0) + hit
     if problems or not any(f.fix is not None for f in run.findings):

@@ -27,9 +27,9 @@ def parsed(monkeypatch):
     seen = []
     original = engine.analyze_text
 
-    def spy(text, path, settings, module=None):
-        seen.append(Path(path).name)
-        return original(text, path, settings, module)
+    def spy(text, path, settings, module=None, **options):
+        seen.append(Path(path).name)  # once more if it is modelled again from libcst
+        return original(text, path, settings, module, **options)
 
     monkeypatch.setattr(engine, "analyze_text", spy)
     return seen
@@ -58,7 +58,7 @@ def test_an_edit_reparses_only_that_file(tree, capsys, parsed):
     model.write_text(model.read_text().replace("NONE)", "AUTO)"))
     parsed.clear()
     after_edit = _json(capsys, str(tree))
-    assert parsed == ["model.py"]
+    assert set(parsed) == {"model.py"}
     assert after_edit == _json(capsys, "--no-cache", str(tree))
     # train.py did not change, yet its facts still make model.py's TFS103 an error.
     codes = {(Path(d["path"]).name, d["code"], d["severity"]) for d in after_edit}

@@ -8,7 +8,6 @@ the tree.
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
@@ -19,14 +18,11 @@ from ..lines import line_starts, position
 from . import tfapi
 from .facts import (
     BOOL, CALL, FLOAT, INT, NONE, OTHER, QNAME, STR,
-    Argument, Bound, CallEdge, ClassInfo, CreationCall, EnumRef, FileModel, FunctionInfo,
+    Argument, Bound, CallEdge, CreationCall, FileModel,
     LayerCall, ObjectUse, Read, ReplicaEntry, ScopeEntry, Span, Update, Value,
 )
-from .names import CLASS, COMPREHENSION, FUNCTION, MODULE, Binding, NameResolver, PendingRef, Scope
-
-_MEMBER_LIKE = re.compile(r"^[A-Z][A-Z0-9_]*$")
-_MAX_VALUE_DEPTH = 2
-_KERAS_IMPORT_FAMILIES = (("tf_keras", tfapi.KERAS2), ("keras", tfapi.KERAS3))
+from .names import NameResolver
+from .walk_state import MAX_VALUE_DEPTH, MEMBER_LIKE, Function, WalkState, literal_int
 
 
 def dotted_parts(node: cst.BaseExpression) -> Optional[Tuple[str, ...]]:
@@ -40,21 +36,6 @@ def dotted_parts(node: cst.BaseExpression) -> Optional[Tuple[str, ...]]:
         parts.reverse()
         return tuple(parts)
     return None
-
-
-class _Function:
-    """Walk state for one function, or for the module (id None)."""
-
-    __slots__ = ("id", "self_name", "klass", "scopes", "info", "stateless")
-
-    def __init__(self, id_: Optional[str], self_name: Optional[str], klass: Optional[str],
-                 info: Optional[FunctionInfo]):
-        self.id = id_
-        self.self_name = self_name  # the name of `self` in a method (or its closures)
-        self.klass = klass
-        self.scopes: List[int] = []  # open `with X.scope()` entries, innermost last
-        self.info = info
-        self.stateless = 0  # open `with StatelessScope(...)` blocks
 
 
 class _SpanFiller(CodegenState):
@@ -173,40 +154,14 @@ class _NoRecord:
 _NO_RECORD = _NoRecord()
 
 
-class ModelBuilder(cst.CSTVisitor):
+class ModelBuilder(WalkState, cst.CSTVisitor):
     def __init__(self, path: str, module: str, resolver: NameResolver, text: str):
-        super().__init__()
+        cst.CSTVisitor.__init__(self)
+        WalkState.__init__(self, path, module, resolver)
         self._text = text
         self._starts = line_starts(text)  # libcst reproduces `text`, nearly: see fill_spans
         self._wanted: Dict[int, Span] = {}  # id(node) -> its placeholder span
-        self._lambda_ids: Dict[int, str] = {}
-        self._first_statement: Optional[cst.CSTNode] = None
-        self.model = FileModel(path=path, module=module)
-        self._resolver = resolver
-        self._module_scope = Scope(MODULE, None)
-        self._scope = self._module_scope
-        self._seq = 0
-        self._functions: List[_Function] = [_Function(None, None, None, None)]
-        self._classes: List[ClassInfo] = []
-        self._qualname: List[str] = []
         self._module_node: Optional[cst.Module] = None
-        # Resolved in `finish`, once every binding is known.
-        self._pending_values: List[Tuple[Value, PendingRef]] = []
-        self._pending_bounds: List[Tuple[Bound, PendingRef]] = []
-        self._pending_names: List[Tuple[PendingRef, Bound]] = []
-        self._pending_creations: List[Tuple[CreationCall, Optional[PendingRef]]] = []
-        self._pending_enum_refs: List[Tuple[PendingRef, str, Span, Span, str]] = []
-        self._pending_bases: List[Tuple[ClassInfo, List[PendingRef]]] = []
-        self._keras_imports: set = set()
-        # Local names that may stand for a variable-creating callable (`Variable as V`).
-        self._creation_aliases: set = set()
-        self._creation_of_node: Dict[int, int] = {}  # id(call node) -> creation index
-        self._entry_lambdas: set = set()  # lambdas passed to strategy.run & co
-        # Calls whose meaning depends on what their callee resolves to.
-        self._pending_updates: List[Tuple[Update, Optional[PendingRef], Optional[Tuple[Bound, Optional[Value]]]]] = []
-        self._pending_checkpoints: List[Tuple[PendingRef, List[Read]]] = []
-        self._pending_saves: List[Tuple[PendingRef, Read, Optional[Read]]] = []
-        self._pending_layer_calls: List[Tuple[LayerCall, PendingRef]] = []
 
     # --- small helpers -------------------------------------------------------
 
@@ -238,20 +193,9 @@ class ModelBuilder(cst.CSTVisitor):
                     filler._fill(key, start + to_text(a - start, False),
                                  start + to_text(b - start, True))
 
-    def _next_seq(self) -> int:
-        self._seq += 1
-        return self._seq
-
-    def _ref(self, parts: Tuple[str, ...]) -> PendingRef:
-        return PendingRef(self._scope, self._next_seq(), parts)
-
     def _code(self, node: cst.CSTNode) -> str:
         assert self._module_node is not None
         return self._module_node.code_for_node(node)
-
-    @property
-    def _fn(self) -> _Function:
-        return self._functions[-1]
 
     def _is_self(self, node: cst.BaseExpression) -> bool:
         fn = self._fn
@@ -259,16 +203,6 @@ class ModelBuilder(cst.CSTVisitor):
                 and fn.klass is not None and node.value == fn.self_name)
 
     # --- bindings ------------------------------------------------------------
-
-    def _bind(self, name: str, bound: Bound, alias: Optional[Tuple[str, ...]] = None) -> None:
-        binding = Binding(self._next_seq(), bound, alias, self._scope if alias else None)
-        self._scope.bind(name, binding)
-        target = alias[-1] if alias else (bound.qname or "").rpartition(".")[2]
-        if target in tfapi.CREATION_CALLEE_NAMES and target != name:
-            self._creation_aliases.add(name)
-
-    def _bind_local(self, name: str) -> None:
-        self._bind(name, Bound("local", text=name))
 
     def _bind_target(self, target: cst.BaseExpression, value: Optional[cst.BaseExpression]) -> None:
         """Bind an assignment target; `value` is its right-hand side when it gets one value."""
@@ -333,10 +267,6 @@ class ModelBuilder(cst.CSTVisitor):
 
     def _element_of(self, source: cst.BaseExpression) -> Bound:
         return Bound("element", text=self._code(source), options=(self._ref_bound(source),))
-
-    def _self_head(self, parts: Tuple[str, ...]) -> bool:
-        fn = self._fn
-        return fn.self_name is not None and fn.klass is not None and parts[0] == fn.self_name
 
     def _bound_for(self, value: Optional[cst.BaseExpression], text: str) -> Bound:
         """What a name bound to `value` is: a qualified name, a call's result, a
@@ -405,13 +335,6 @@ class ModelBuilder(cst.CSTVisitor):
             return self._bound_for(node, text)
         return Bound("local", text=text, span=self._span(node))
 
-    def _lambda_id(self, node: cst.Lambda) -> str:
-        lambda_id = self._lambda_ids.get(id(node))
-        if lambda_id is None:
-            owner = self._fn.id or self.model.module
-            lambda_id = self._lambda_ids[id(node)] = f"{owner}.<lambda{len(self._lambda_ids)}>"
-        return lambda_id
-
     # --- values --------------------------------------------------------------
 
     def _value(self, node: cst.BaseExpression, depth: int = 0) -> Value:
@@ -435,7 +358,7 @@ class ModelBuilder(cst.CSTVisitor):
             if isinstance(literal, str):
                 return Value(STR, node.value, span, literal=literal)
         elif isinstance(node, cst.Integer):
-            return Value(INT, node.value, span, literal=_int(node.value))
+            return Value(INT, node.value, span, literal=literal_int(node.value))
         elif isinstance(node, cst.Float):
             return Value(FLOAT, node.value, span)
         elif (isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)
@@ -445,7 +368,7 @@ class ModelBuilder(cst.CSTVisitor):
             if isinstance(inner.literal, int):
                 inner.literal = -inner.literal
             return inner
-        elif isinstance(node, cst.Call) and depth < _MAX_VALUE_DEPTH:
+        elif isinstance(node, cst.Call) and depth < MAX_VALUE_DEPTH:
             value = Value(CALL, self._code(node), span)
             func_parts = dotted_parts(node.func)
             if func_parts is not None:
@@ -480,122 +403,52 @@ class ModelBuilder(cst.CSTVisitor):
 
     def visit_Import(self, node: cst.Import) -> bool:
         for alias in node.names:
-            full = ".".join(dotted_parts(alias.name) or ())
-            self._note_keras_import(full)
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                self._bind(alias.asname.name.value, Bound("qname", full, text=full))
-            else:
-                head = full.split(".", 1)[0]
-                self._bind(head, Bound("qname", head, text=head))
+            asname = alias.asname.name.value if alias.asname is not None and isinstance(
+                alias.asname.name, cst.Name) else None
+            self._import(".".join(dotted_parts(alias.name) or ()), asname)
         return False
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         module = ".".join(dotted_parts(node.module) or ()) if node.module is not None else ""
-        if node.relative:
-            module = self._absolute(len(node.relative), module)
-        self._note_keras_import(module)
-        if isinstance(node.names, cst.ImportStar):
-            return False
-        for alias in node.names:
-            name = ".".join(dotted_parts(alias.name) or ())
-            full = f"{module}.{name}" if module else name
-            self._note_keras_import(full)
-            local = name
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                local = alias.asname.name.value
-            self._bind(local, Bound("qname", full, text=local))
+        names = None if isinstance(node.names, cst.ImportStar) else [
+            (".".join(dotted_parts(alias.name) or ()),
+             alias.asname.name.value if alias.asname is not None and isinstance(
+                 alias.asname.name, cst.Name) else None)
+            for alias in node.names]
+        self._import_from(module, len(node.relative), names)
         return False
-
-    def _absolute(self, level: int, module: str) -> str:
-        package = self.model.module.split(".")
-        if not self.model.path.endswith("__init__.py"):
-            package = package[:-1]
-        drop = level - 1
-        package = package[: len(package) - drop] if drop <= len(package) else []
-        return ".".join(package + ([module] if module else []))
-
-    def _note_keras_import(self, full: str) -> None:
-        canonical = self._resolver.canonical(full)
-        for prefix, family in _KERAS_IMPORT_FAMILIES:
-            if canonical == prefix or canonical.startswith(prefix + "."):
-                self._keras_imports.add(family)
 
     # --- classes, functions, lambdas, comprehensions ---------------------------
 
-    def _qualified(self, name: str) -> str:
-        return ".".join([self.model.module] + self._qualname + [name])
-
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        class_id = self._qualified(node.name.value)
-        self._bind(node.name.value, Bound("qname", class_id, text=node.name.value))
-        info = ClassInfo(class_id, node.name.value, (), self._span(node.name))
-        self.model.classes[class_id] = info
-        refs = [self._ref(parts) for parts in
-                (dotted_parts(b.value) for b in node.bases if b.keyword is None) if parts]
-        self._pending_bases.append((info, refs))
-        self._classes.append(info)
-        self._qualname.append(node.name.value)
-        self._scope = Scope(CLASS, self._scope)
+        bases = [parts for parts in (dotted_parts(b.value) for b in node.bases
+                                     if b.keyword is None) if parts]
+        self._enter_class(node.name.value, self._span(node.name), bases)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self._pop_scope()
-        self._qualname.pop()
-        self._classes.pop()
+        self._leave_class()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        name = node.name.value
-        function_id = self._qualified(name)
-        self._bind(name, Bound("qname", function_id, text=name))
-        params = _param_names(node.params)
-        in_class = self._scope.kind == CLASS and bool(self._classes)
-        if in_class:
-            klass: Optional[str] = self._classes[-1].id
-            self_name = params[0] if params and not _is_static(node) else None
-            self._classes[-1].methods += (name,)
-        else:  # a nested function sees the `self` of the method around it
-            klass, self_name = self._fn.klass, self._fn.self_name
-        info = FunctionInfo(function_id, name, klass if in_class else None, self._span(node.name))
-        self.model.functions[function_id] = info
-        self._scope = Scope(FUNCTION, self._scope)
-        self._qualname.extend([name, "<locals>"])
-        for param in params:
-            self._bind_local(param)
-        self._functions.append(_Function(function_id, self_name, klass, info))
+        self._enter_function(node.name.value, self._span(node.name), _param_names(node.params),
+                             _is_static(node))
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._functions.pop()
-        del self._qualname[-2:]
-        self._pop_scope()
+        self._leave_function()
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
-        outer = self._fn
-        lambda_id = self._lambda_id(node)
-        info = FunctionInfo(lambda_id, "<lambda>", None, self._span(node))
-        self.model.functions[lambda_id] = info
-        if id(node) not in self._entry_lambdas:
-            # Runs where it is written (tf.cond, map_fn, sorted...): the context it sits in.
-            self.model.calls.append(CallEdge(outer.id, Bound("call", qname=lambda_id),
-                                             tuple(outer.scopes), info.span))
-        self._scope = Scope(FUNCTION, self._scope)
-        for param in _param_names(node.params):
-            self._bind_local(param)
-        self._functions.append(_Function(lambda_id, outer.self_name, outer.klass, info))
+        self._enter_lambda(node, self._span(node), _param_names(node.params))
 
     def leave_Lambda(self, original_node: cst.Lambda) -> None:
-        self._functions.pop()
-        self._pop_scope()
+        self._leave_lambda()
 
     def _enter_comprehension(self, node: cst.CSTNode) -> None:
-        self._scope = Scope(COMPREHENSION, self._scope)
+        self._enter_comprehension_scope()
 
     def _leave_comprehension(self, original_node: cst.CSTNode) -> None:
         self._pop_scope()
 
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _enter_comprehension
     leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _leave_comprehension
-
-    def _pop_scope(self) -> None:
-        self._scope = self._scope.parent or self._module_scope
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
         self._bind_loop_target(node.target, node.iter)
@@ -618,10 +471,7 @@ class ModelBuilder(cst.CSTVisitor):
             elements, target = [e.value for e in value.elements], target + "[...]"
         else:
             elements = [value]
-        for element in elements:
-            index = self._creation_of_node.get(id(element))
-            if index is not None:
-                self.model.creations[index].target = target
+        self._name_creation_targets(elements, target)
 
     def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
         self._bind_target(original_node.target, original_node.value)
@@ -732,7 +582,7 @@ class ModelBuilder(cst.CSTVisitor):
         return tuple(arguments)
 
     def _record_update(self, node: cst.Call, func: cst.BaseExpression, last: str,
-                       fn: _Function) -> None:
+                       fn: Function) -> None:
         positional = [a.value for a in node.args if not a.star and a.keyword is None]
         value = self._value(positional[0]) if positional else None
         receiver = self._ref_bound(func.value) if isinstance(func, cst.Attribute) else \
@@ -753,7 +603,7 @@ class ModelBuilder(cst.CSTVisitor):
         self._pending_updates.append((update, ref, alternative))
 
     def _record_entry(self, node: cst.Call, func: cst.Attribute, last: str,
-                      fn: _Function) -> None:
+                      fn: Function) -> None:
         args = [a for a in node.args if not a.star]
         positional = [a.value for a in args if a.keyword is None]
         keywords = {a.keyword.value: a.value for a in args if a.keyword is not None}
@@ -782,7 +632,7 @@ class ModelBuilder(cst.CSTVisitor):
                                                self._span(node), fn.id, tuple(fn.scopes)))
 
     def _record_save(self, node: cst.Call, func: cst.BaseExpression, last: str,
-                     fn: _Function) -> None:
+                     fn: Function) -> None:
         parts = dotted_parts(func)
         span, scopes = self._span(node), tuple(fn.scopes)
         if last == "Checkpoint":
@@ -803,7 +653,7 @@ class ModelBuilder(cst.CSTVisitor):
             self.model.reads.append(method_style)
 
     def _record_creation(self, node: cst.Call, func: cst.BaseExpression, last: str,
-                         fn: _Function) -> None:
+                         fn: Function) -> None:
         method = last if last in tfapi.CREATION_METHODS else None
         on_self = bool(method and isinstance(func, cst.Attribute) and self._is_self(func.value))
         args = self._arguments(node)
@@ -824,82 +674,13 @@ class ModelBuilder(cst.CSTVisitor):
             loads = self.model.self_loads
             loads[key] = loads.get(key, 0) + 1
             return
-        if not _MEMBER_LIKE.match(member):
+        if not MEMBER_LIKE.match(member):
             return
         parts = dotted_parts(node.value)
         if parts is None:
             return
         self._pending_enum_refs.append(
             (self._ref(parts), member, self._span(node), self._span(node.attr), ".".join(parts)))
-
-    # --- after the walk -----------------------------------------------------------
-
-    def _bounds_of_name(self, ref: PendingRef) -> List[Bound]:
-        """Every binding a plain name may have where it is used (if/else branches)."""
-        resolver = self._resolver
-        binding = resolver.lookup(ref.scope, ref.parts[0], ref.seq)
-        if binding is None:
-            return []
-        scope: Optional[Scope] = ref.scope
-        while scope is not None and binding not in scope.bindings.get(ref.parts[0], ()):
-            scope = scope.parent
-        entries = scope.bindings[ref.parts[0]] if scope is not None else [binding]
-        return [self._resolved_bound(b) for b in entries]
-
-    def _resolved_bound(self, binding: Binding) -> Bound:
-        bound = binding.bound
-        if binding.alias_parts is not None:
-            qname = self._resolver.resolve_binding(binding)
-            return Bound("qname", qname, text=bound.text, span=bound.span) if qname else \
-                Bound("local", text=bound.text, span=bound.span)
-        return bound
-
-    def finish(self) -> FileModel:
-        if self._import_before is not None:
-            self.model.import_line = self._import_before.line
-        elif self._import_after is not None:
-            self.model.import_line = self._import_after.end_line + 1
-        resolve = self._resolver.resolve
-        for value, ref in self._pending_values:
-            value.qname = resolve(ref)
-            if value.kind == QNAME and value.qname is None:
-                value.kind = OTHER
-        for bound, ref in self._pending_bounds:
-            bound.qname = resolve(ref)
-            if bound.kind == "qname" and bound.qname is None:
-                bound.kind = "local"
-        for ref, bound in self._pending_names:
-            bound.options = tuple(b for b in self._bounds_of_name(ref) if b is not bound)
-        for creation, ref in self._pending_creations:
-            creation.callee = resolve(ref) if ref is not None else None
-        for update, ref, alternative in self._pending_updates:
-            if ref is not None and alternative is not None and \
-                    resolve(ref) in tfapi.UPDATE_FUNCTIONS:
-                update.receiver, update.value = alternative
-                update.function_style = True
-            self.model.updates.append(update)
-        for ref, reads in self._pending_checkpoints:
-            if resolve(ref) in tfapi.CHECKPOINT_CLASSES:
-                self.model.reads.extend(reads)
-        for ref, function_style, method_style in self._pending_saves:
-            if resolve(ref) in tfapi.SAVE_FUNCTIONS:
-                self.model.reads.append(function_style)
-            elif method_style is not None:
-                self.model.reads.append(method_style)
-        for layer, ref in self._pending_layer_calls:
-            layer.callee = resolve(ref)
-            self.model.layer_calls.append(layer)
-        for info, refs in self._pending_bases:
-            info.bases = tuple(q for q in (resolve(r) for r in refs) if q)
-        for ref, member, span, member_span, text in self._pending_enum_refs:
-            qname = resolve(ref)
-            if qname in tfapi.ENUM_CLASSES:
-                self.model.enum_refs.append(EnumRef(qname, member, span, member_span, text))
-        for name, entries in self._module_scope.bindings.items():
-            self.model.globals[name] = [self._resolved_bound(b) for b in entries]
-        self.model.keras_families = tuple(sorted(self._keras_imports))
-        return self.model
-
 
 def _is_preamble(statement: cst.CSTNode) -> bool:
     """A module docstring or a `from __future__ import`: imports go after these."""
@@ -911,13 +692,6 @@ def _is_preamble(statement: cst.CSTNode) -> bool:
         return True
     return (isinstance(small, cst.ImportFrom) and isinstance(small.module, cst.Name)
             and small.module.value == "__future__")
-
-
-def _int(text: str) -> Optional[int]:
-    try:
-        return int(text.replace("_", ""), 0)
-    except ValueError:
-        return None
 
 
 def _param_names(params: cst.Parameters) -> List[str]:

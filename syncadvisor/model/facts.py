@@ -241,3 +241,6 @@ class FileModel:
     keras_families: Tuple[str, ...] = ()  # Keras families this file imports
     import_line: int = 1  # where a fix may insert an import (after docstring, __future__)
     newline: str = "\n"
+    # False for a model from Python's `ast` (ast_builder): its spans and texts may differ
+    # from libcst's, so the file is modelled again from libcst before it is reported on.
+    exact: bool = True

@@ -1,0 +1,735 @@
+"""One pass over Python's own `ast` tree -> a `FileModel`, without libcst.
+
+Python parses a file about ten times faster than libcst, and most files that pass the
+prefilter hold no finding. So every file is first modelled from its `ast`, with the
+same bindings, calls, creations, scopes and names, recorded in the same order, as
+`builder.ModelBuilder` records from libcst's tree. Its spans are Python's positions and
+its texts the source between them (Python leaves enclosing parentheses out; libcst
+keeps them): the model is marked inexact, and the engine models a file again from
+libcst before it reports anything in it (`engine.run_rules`), so that findings and
+fixes always come from libcst's tree. Everything here mirrors builder.py, walk order
+included (sequence numbers decide which binding a name sees).
+"""
+from __future__ import annotations
+
+import ast
+import re
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from ..lines import line_starts, position
+from . import tfapi
+from .facts import (
+    BOOL, CALL, FLOAT, INT, NONE, OTHER, QNAME, STR,
+    Argument, Bound, CallEdge, CreationCall, FileModel, LayerCall, ObjectUse, Read,
+    ReplicaEntry, ScopeEntry, Span, Update, Value,
+)
+from .names import NameResolver
+from .walk_state import MAX_VALUE_DEPTH, MEMBER_LIKE, Function, WalkState, literal_int
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+_CONSTANT_NAMES = {None: "None", True: "True", False: "False"}
+_SKIPPED_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "kind", "is_async",
+                             "type_ignores", "simple", "conversion", "level"})
+# Where the order of `_fields` is not the order libcst visits (which is the source's).
+_ORDER = {
+    ast.IfExp: ("body", "test", "orelse"),
+}
+_FIELDS: Dict[type, Tuple[str, ...]] = {}
+
+
+def dotted_parts(node: ast.AST) -> Optional[Tuple[str, ...]]:
+    """('a', 'b', 'c') for `a.b.c`; None for anything that is not a plain dotted name.
+    `None`, `True` and `False` count as names, as they are in libcst's tree."""
+    parts: List[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    elif not parts and _is_name_constant(node):
+        parts.append(_CONSTANT_NAMES[node.value])
+    else:
+        return None
+    parts.reverse()
+    return tuple(parts)
+
+
+def _is_name_constant(node: ast.AST) -> bool:
+    """`None`, `True`, `False`: constants to Python, names to libcst."""
+    if not isinstance(node, ast.Constant):
+        return False
+    value = node.value
+    return value is None or value is True or value is False
+
+
+def _unstarred(node: ast.AST) -> ast.AST:
+    return node.value if isinstance(node, ast.Starred) else node
+
+
+class AstModelBuilder(WalkState):
+    def __init__(self, path: str, module: str, resolver: NameResolver, text: str):
+        super().__init__(path, module, resolver)
+        self._text = text
+        self._starts = line_starts(text)
+        self._ascii = text.isascii()
+        self._encoded: Dict[int, bytes] = {}  # line -> its UTF-8 bytes (non-ASCII files)
+        self.model.exact = False
+        first = _NEWLINE.search(text)  # libcst's default_newline: the first line ending
+        self.model.newline = first.group() if first else "\n"
+        self._handlers = {
+            ast.Module: self._module, ast.Import: self._import_node,
+            ast.ImportFrom: self._import_from_node, ast.ClassDef: self._class,
+            ast.FunctionDef: self._function, ast.AsyncFunctionDef: self._function,
+            ast.Lambda: self._lambda, ast.ListComp: self._comprehension,
+            ast.SetComp: self._comprehension, ast.GeneratorExp: self._comprehension,
+            ast.DictComp: self._comprehension, ast.Return: self._return,
+            ast.Assign: self._assign, ast.AnnAssign: self._ann_assign,
+            ast.AugAssign: self._aug_assign, ast.NamedExpr: self._named_expr,
+            ast.For: self._for, ast.AsyncFor: self._for, ast.With: self._with,
+            ast.AsyncWith: self._with, ast.ExceptHandler: self._except_handler,
+            ast.Call: self._call, ast.Attribute: self._attribute, ast.Dict: self._dict,
+            ast.Name: _leaf, ast.Constant: _leaf,
+        }
+
+    # --- positions and text ----------------------------------------------------
+
+    def _column(self, line: int, byte_column: int) -> int:
+        """Python counts columns in UTF-8 bytes; spans count characters."""
+        if self._ascii:
+            return byte_column
+        encoded = self._encoded.get(line)
+        if encoded is None:
+            starts = self._starts
+            end = starts[line] if line < len(starts) else len(self._text)
+            encoded = self._encoded[line] = self._text[starts[line - 1]:end].encode(
+                "utf-8", "surrogatepass")
+        return len(encoded[:byte_column].decode("utf-8", "ignore"))
+
+    def _span(self, node: ast.AST) -> Span:
+        line, end_line = node.lineno, node.end_lineno  # type: ignore[attr-defined]
+        return Span(line, self._column(line, node.col_offset),  # type: ignore[attr-defined]
+                    end_line, self._column(end_line, node.end_col_offset))  # type: ignore[attr-defined]
+
+    def _offsets(self, node: ast.AST) -> Tuple[int, int]:
+        span = self._span(node)
+        starts = self._starts
+        return starts[span.line - 1] + span.column, starts[span.end_line - 1] + span.end_column
+
+    def _code(self, node: ast.AST) -> str:
+        start, end = self._offsets(node)
+        return self._text[start:end]
+
+    def _name_span(self, node: ast.AST, keyword: str) -> Span:
+        """The span of the name in `class Name` / `def name`."""
+        start, _ = self._offsets(node)
+        text = self._text
+        after = text.find(keyword, start) + len(keyword)
+        at = text.find(node.name, after)  # type: ignore[attr-defined]
+        line, column = position(self._starts, at)
+        return Span(line, column, line, column + len(node.name))  # type: ignore[attr-defined]
+
+    def _is_self(self, node: ast.AST) -> bool:
+        fn = self._fn
+        return (isinstance(node, ast.Name) and fn.self_name is not None
+                and fn.klass is not None and node.id == fn.self_name)
+
+    # --- the walk -------------------------------------------------------------------
+
+    def walk(self, node: ast.AST) -> None:
+        handler = self._handlers.get(type(node))
+        if handler is not None:
+            handler(node)
+        else:
+            self._children(node)
+
+    def _children(self, node: ast.AST) -> None:
+        fields = _FIELDS.get(type(node))
+        if fields is None:
+            fields = _FIELDS[type(node)] = _ORDER.get(type(node)) or tuple(
+                f for f in node._fields if f not in _SKIPPED_FIELDS)
+        walk = self.walk
+        for name in fields:
+            child = getattr(node, name, None)
+            if isinstance(child, list):
+                for item in child:
+                    if isinstance(item, ast.AST):
+                        walk(item)
+            elif isinstance(child, ast.AST):
+                walk(child)
+
+    def _walk_all(self, nodes: Sequence[Optional[ast.AST]]) -> None:
+        for node in nodes:
+            if node is not None:
+                self.walk(node)
+
+    def _module(self, node: ast.Module) -> None:
+        for statement in node.body:
+            if not _is_preamble(statement):
+                self._import_before = self._span(statement)
+                break
+            self._import_after = self._span(statement)
+        self._walk_all(node.body)
+
+    # --- bindings ------------------------------------------------------------
+
+    def _bind_target(self, target: ast.AST, value: Optional[ast.AST]) -> None:
+        if isinstance(target, ast.Name):
+            parts = dotted_parts(value) if value is not None else None
+            if parts is not None and not self._self_head(parts):
+                self._bind(target.id, Bound("qname", text=target.id, span=self._span(value)),
+                           alias=parts)
+            else:
+                self._bind(target.id, self._bound_for(value, target.id))
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            self._bind_unpacking(target, value)
+        elif isinstance(target, ast.Starred):
+            self._bind_target(target.value, None)
+        elif isinstance(target, ast.Attribute) and self._is_self(target.value):
+            klass = self.model.classes.get(self._fn.klass or "")
+            if klass is not None:
+                bound = self._bound_for(value, "self." + target.attr)
+                klass.attrs.setdefault(target.attr, []).append(bound)
+
+    def _bind_unpacking(self, target, value: Optional[ast.AST]) -> None:
+        elements = target.elts
+        if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(elements) \
+                and not any(isinstance(e, ast.Starred) for e in value.elts):
+            for element, item in zip(elements, value.elts):
+                self._bind_target(_unstarred(element), item)
+            return
+        if value is None or any(isinstance(e, ast.Starred) for e in elements):
+            for element in elements:
+                self._bind_target(_unstarred(element), None)
+            return
+        source = self._bound_for(value, self._code(value))
+        for i, element in enumerate(elements):
+            if isinstance(element, ast.Name):
+                self._bind(element.id, Bound("item", text=element.id, attr=str(i),
+                                             options=(source,)))
+            else:
+                self._bind_target(element, None)
+
+    def _bind_loop_target(self, target: ast.AST, iterable: ast.AST) -> None:
+        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) \
+                and isinstance(target, (ast.Tuple, ast.List)):
+            sources: List[Optional[ast.AST]] = [
+                a for a in iterable.args if not isinstance(a, ast.Starred)]
+            sources += [k.value for k in iterable.keywords if k.arg is not None]
+            if iterable.func.id == "enumerate" and len(target.elts) == 2 and sources:
+                sources = [None, sources[0]]
+            elif iterable.func.id != "zip":
+                sources = []
+            if len(sources) == len(target.elts):
+                for element, source in zip(target.elts, sources):
+                    element = _unstarred(element)
+                    if isinstance(element, ast.Name) and source is not None:
+                        self._bind(element.id, self._element_of(source))
+                    else:
+                        self._bind_target(element, None)
+                return
+        if isinstance(target, ast.Name):
+            self._bind(target.id, self._element_of(iterable))
+        else:
+            self._bind_target(target, None)
+
+    def _element_of(self, source: ast.AST) -> Bound:
+        return Bound("element", text=self._code(source), options=(self._ref_bound(source),))
+
+    def _bound_for(self, value: Optional[ast.AST], text: str) -> Bound:
+        if value is None:
+            return Bound("local", text=text)
+        span = self._span(value)
+        parts = dotted_parts(value)
+        if parts is not None and not self._self_head(parts):
+            if len(parts) == 1:
+                bound = Bound("names", text=text, span=span)
+                self._pending_names.append((self._ref(parts), bound))
+                return bound
+            bound = Bound("qname", text=text, span=span)
+            self._pending_bounds.append((bound, self._ref(parts)))
+            return bound
+        if isinstance(value, (ast.Attribute, ast.Subscript)):
+            return self._ref_bound(value, text)
+        if isinstance(value, ast.Call):
+            func = value.func
+            creation = self._creation_of_node.get(id(value))
+            if isinstance(func, ast.Attribute) and self._is_self(func.value):
+                return Bound("method", qname=self._fn.klass, attr=func.attr, text=text,
+                             span=span, creation=creation)
+            func_parts = dotted_parts(func)
+            if func_parts is not None:
+                first = next((a for a in value.args if not isinstance(a, ast.Starred)), None)
+                options = (self._ref_bound(first),) if first is not None and (isinstance(
+                    first, (ast.Name, ast.Attribute, ast.Lambda)) or _is_name_constant(first)) \
+                    else ()
+                bound = Bound("call", text=text, span=span, creation=creation, options=options)
+                self._pending_bounds.append((bound, self._ref(func_parts)))
+                return bound
+            return Bound("local", text=text, span=span, creation=creation)
+        if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+            elements = tuple(self._bound_for(e, text) for e in value.elts
+                             if not isinstance(e, ast.Starred))
+            return Bound("container", text=text, span=span, options=elements)
+        if isinstance(value, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+            return Bound("container", text=text, span=span,
+                         options=(self._bound_for(value.elt, text),))
+        return Bound("local", text=text, span=span)
+
+    def _ref_bound(self, node: ast.AST, text: Optional[str] = None) -> Bound:
+        text = text if text is not None else self._code(node)
+        if isinstance(node, ast.Name) or _is_name_constant(node):
+            return self._bound_for(node, text)
+        if isinstance(node, ast.Attribute):
+            if self._is_self(node.value):
+                return Bound("self-attr", qname=self._fn.klass, attr=node.attr, text=text,
+                             span=self._span(node))
+            bound = Bound("attr", text=text, span=self._span(node), attr=node.attr,
+                          options=(self._ref_bound(node.value),))
+            parts = dotted_parts(node)
+            if parts is not None and not self._self_head(parts):
+                self._pending_bounds.append((bound, self._ref(parts)))
+            return bound
+        if isinstance(node, ast.Subscript):
+            return Bound("element", text=text, span=self._span(node),
+                         options=(self._ref_bound(node.value),))
+        if isinstance(node, ast.Lambda):
+            return Bound("qname", qname=self._lambda_id(node), text="lambda", span=self._span(node))
+        if isinstance(node, ast.Call):
+            return self._bound_for(node, text)
+        return Bound("local", text=text, span=self._span(node))
+
+    # --- values --------------------------------------------------------------
+
+    def _value(self, node: ast.AST, depth: int = 0) -> Value:
+        span = self._span(node)
+        if isinstance(node, ast.Constant):
+            literal = node.value
+            if literal is None:
+                return Value(NONE, "None", span)
+            if literal is True or literal is False:
+                return Value(BOOL, str(literal), span, literal=literal)
+            text = self._code(node)
+            if isinstance(literal, str) and _single_string_literal(text):
+                return Value(STR, text, span, literal=literal)
+            if type(literal) is int:
+                return Value(INT, text, span, literal=literal_int(text))
+            if type(literal) is float:
+                return Value(FLOAT, text, span)
+            return Value(OTHER, text, span)
+        parts = dotted_parts(node)
+        if parts is not None:
+            value = Value(QNAME, ".".join(parts), span)
+            if len(parts) > 1:
+                value.prefix_text = ".".join(parts[:-1])
+            self._pending_values.append((value, self._ref(parts)))
+            return value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) \
+                and isinstance(node.operand, ast.Constant) \
+                and type(node.operand.value) in (int, float):
+            inner = self._value(node.operand, depth)
+            inner.span, inner.text = span, self._code(node)
+            if isinstance(inner.literal, int):
+                inner.literal = -inner.literal
+            return inner
+        if isinstance(node, ast.Call) and depth < MAX_VALUE_DEPTH:
+            value = Value(CALL, self._code(node), span)
+            func_parts = dotted_parts(node.func)
+            if func_parts is not None:
+                self._pending_values.append((value, self._ref(func_parts)))
+            value.args = tuple(self._value(a, depth + 1) for a in node.args
+                               if not isinstance(a, ast.Starred))
+            value.kwargs = tuple((k.arg, self._value(k.value, depth + 1))
+                                 for k in node.keywords if k.arg is not None)
+            return value
+        return Value(OTHER, self._code(node), span)
+
+    # --- imports, classes, functions, lambdas, comprehensions --------------------------
+
+    def _import_node(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self._import(alias.name, alias.asname)
+
+    def _import_from_node(self, node: ast.ImportFrom) -> None:
+        names = None if node.names[0].name == "*" else [(a.name, a.asname) for a in node.names]
+        self._import_from(node.module or "", node.level or 0, names)
+
+    def _class(self, node: ast.ClassDef) -> None:
+        bases = [parts for parts in (dotted_parts(_unstarred(b)) for b in node.bases) if parts]
+        self._enter_class(node.name, self._name_span(node, "class"), bases)
+        self._walk_all(node.decorator_list)
+        self._walk_all(node.bases)
+        self._walk_all([k.value for k in node.keywords])
+        self._walk_all(node.body)
+        self._leave_class()
+
+    def _function(self, node) -> None:
+        keyword = "def" if isinstance(node, ast.FunctionDef) else "async def"
+        static = any(isinstance(d, ast.Name) and d.id == "staticmethod"
+                     for d in node.decorator_list)
+        self._enter_function(node.name, self._name_span(node, keyword),
+                             _param_names(node.args), static)
+        self._walk_all(node.decorator_list)
+        self._walk_parameters(node.args)
+        if node.returns is not None:
+            self.walk(node.returns)
+        self._walk_all(node.body)
+        self._leave_function()
+
+    def _walk_parameters(self, args: ast.arguments) -> None:
+        """Annotations and defaults in libcst's order: parameters, *args, keyword-only
+        parameters, **kwargs, then positional-only parameters."""
+        positional = args.posonlyargs + args.args
+        defaults: List[Optional[ast.AST]] = [None] * (len(positional) - len(args.defaults))
+        defaults += args.defaults
+        posonly = len(args.posonlyargs)
+        walk = self._walk_all
+        for arg, default in zip(args.args, defaults[posonly:]):
+            walk([arg.annotation, default])
+        if args.vararg is not None:
+            walk([args.vararg.annotation])
+        for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+            walk([arg.annotation, default])
+        if args.kwarg is not None:
+            walk([args.kwarg.annotation])
+        for arg, default in zip(args.posonlyargs, defaults[:posonly]):
+            walk([arg.annotation, default])
+
+    def _lambda(self, node: ast.Lambda) -> None:
+        self._enter_lambda(node, self._span(node), _param_names(node.args))
+        self._walk_parameters(node.args)
+        self.walk(node.body)
+        self._leave_lambda()
+
+    def _comprehension(self, node) -> None:
+        self._enter_comprehension_scope()
+        if isinstance(node, ast.DictComp):
+            self._walk_all([node.key, node.value])
+        else:
+            self.walk(node.elt)
+        for generator in node.generators:
+            self._bind_loop_target(generator.target, generator.iter)
+            self._walk_all([generator.target, generator.iter])
+            self._walk_all(generator.ifs)
+        self._pop_scope()
+
+    def _return(self, node: ast.Return) -> None:
+        if node.value is not None:
+            self.walk(node.value)
+        info = self._fn.info
+        if info is not None and node.value is not None:
+            info.returns.append(self._bound_for(node.value, "return value"))
+
+    # --- other bindings ---------------------------------------------------------
+
+    def _assign(self, node: ast.Assign) -> None:
+        self._walk_all(node.targets)
+        self.walk(node.value)
+        for target in node.targets:
+            self._bind_target(target, node.value)
+        value = node.value
+        target_text = self._code(node.targets[0])
+        if isinstance(value, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+            elements, target_text = [value.elt], target_text + "[...]"
+        elif isinstance(value, (ast.List, ast.Tuple)):
+            elements, target_text = [_unstarred(e) for e in value.elts], target_text + "[...]"
+        else:
+            elements = [value]
+        self._name_creation_targets(elements, target_text)
+
+    def _ann_assign(self, node: ast.AnnAssign) -> None:
+        self._walk_all([node.target, node.annotation, node.value])
+        self._bind_target(node.target, node.value)
+
+    def _aug_assign(self, node: ast.AugAssign) -> None:
+        self._walk_all([node.target, node.value])
+        if isinstance(node.target, ast.Name):
+            self._bind_local(node.target.id)
+
+    def _named_expr(self, node: ast.NamedExpr) -> None:
+        self._walk_all([node.target, node.value])
+        self._bind_target(node.target, node.value)
+
+    def _for(self, node) -> None:
+        self._bind_loop_target(node.target, node.iter)
+        self._walk_all([node.target, node.iter])
+        self._walk_all(node.body)
+        self._walk_all(node.orelse)
+
+    def _except_handler(self, node: ast.ExceptHandler) -> None:
+        if node.type is not None:
+            self.walk(node.type)
+        if node.name is not None:
+            self._bind(node.name, Bound("local", text=node.name))
+        self._walk_all(node.body)
+
+    def _dict(self, node: ast.Dict) -> None:
+        for key, value in zip(node.keys, node.values):
+            self._walk_all([key, value])
+
+    # --- strategy scopes ----------------------------------------------------------
+
+    def _with(self, node) -> None:
+        fn = self._fn
+        items = [item.context_expr for item in node.items]
+        stateless = sum(1 for item in items if _is_stateless_scope(item))
+        fn.stateless += stateless
+        opened = 0
+        for item in items:
+            receiver = _scope_receiver(item)
+            if receiver is None:
+                continue
+            entry = ScopeEntry((), self._code(receiver), self._span(item), fn.id)
+            if isinstance(receiver, ast.Attribute) and self._is_self(receiver.value):
+                entry.receivers = (Bound("self-attr", qname=fn.klass, attr=receiver.attr,
+                                         text=entry.text, span=self._span(receiver)),)
+            else:
+                entry.receivers = (self._bound_for(receiver, entry.text),)
+            self.model.scopes.append(entry)
+            fn.scopes.append(len(self.model.scopes) - 1)
+            opened += 1
+        for item in node.items:
+            self.walk(item.context_expr)
+            if item.optional_vars is not None:
+                self._bind_target(item.optional_vars, None)
+                self.walk(item.optional_vars)
+        self._walk_all(node.body)
+        fn = self._fn
+        fn.stateless -= stateless
+        for _ in range(opened):
+            fn.scopes.pop()
+
+    # --- calls and attributes -------------------------------------------------------
+
+    def _call(self, node: ast.Call) -> None:
+        self._record_call(node)
+        self.walk(node.func)
+        self._walk_all(node.args)
+        for keyword in node.keywords:
+            self.walk(keyword.value)
+
+    def _record_call(self, node: ast.Call) -> None:
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            last = func.attr
+        elif isinstance(func, ast.Name):
+            last = func.id
+        else:
+            return
+        fn = self._fn
+        if isinstance(func, ast.Attribute) and self._is_self(func.value):
+            callee = Bound("method", qname=fn.klass, attr=last)
+            self.model.calls.append(CallEdge(fn.id, callee, tuple(fn.scopes), self._span(node)))
+        else:
+            parts = dotted_parts(func)
+            if parts is not None:
+                if isinstance(func, ast.Attribute):
+                    options, method = (self._ref_bound(func.value),), last
+                else:
+                    options, method = (self._ref_bound(func),), "__call__"
+                callee = Bound("call", text=".".join(parts), attr=method, options=options)
+                self._pending_bounds.append((callee, self._ref(parts)))
+                self.model.calls.append(
+                    CallEdge(fn.id, callee, tuple(fn.scopes), self._span(node)))
+        if last in tfapi.CREATION_CALLEE_NAMES or last in self._creation_aliases:
+            self._record_creation(node, func, last, fn)
+        if last in tfapi.UPDATE_CALLEE_NAMES and not fn.stateless:
+            self._record_update(node, func, last, fn)
+        if isinstance(func, ast.Attribute):
+            if last in tfapi.READ_METHODS and not node.args and not node.keywords:
+                self.model.reads.append(Read(self._ref_bound(func.value), last, self._span(node),
+                                             fn.id, tuple(fn.scopes)))
+            if last in tfapi.REPLICA_RUN_METHODS or last in tfapi.REPLICA_CALL_METHODS \
+                    or last in tfapi.CROSS_REPLICA_FN_METHODS:
+                self._record_entry(node, func, last, fn)
+            if last in tfapi.OBJECT_USE_METHODS:
+                self.model.uses.append(ObjectUse(self._ref_bound(func.value), last,
+                                                 self._span(node), fn.id, tuple(fn.scopes)))
+        if last == "Checkpoint" or last in tfapi.SAVE_METHODS:
+            self._record_save(node, func, last, fn)
+        if last in tfapi.BATCH_NORMALIZATION_NAMES:
+            parts = dotted_parts(func)
+            if parts is not None:
+                layer = LayerCall(None, self._arguments(node), self._span(node), fn.id,
+                                  tuple(fn.scopes))
+                self._pending_layer_calls.append((layer, self._ref(parts)))
+
+    def _arguments(self, node: ast.Call) -> Tuple[Argument, ...]:
+        items: List[Tuple[ast.AST, Optional[str], ast.AST, str]] = [
+            (a, None, a.value, "*") if isinstance(a, ast.Starred) else (a, None, a, "")
+            for a in node.args]
+        items += [(k, k.arg, k.value, "" if k.arg is not None else "**") for k in node.keywords]
+        if node.args and node.keywords and _before(node.keywords[0], node.args[-1]):
+            items.sort(key=lambda item: (item[0].lineno, item[0].col_offset))  # type: ignore[attr-defined]
+        return tuple(Argument(keyword, self._value(value), self._span(whole), star)
+                     for whole, keyword, value, star in items)
+
+    def _record_update(self, node: ast.Call, func: ast.AST, last: str, fn: Function) -> None:
+        positional = [a for a in node.args if not isinstance(a, ast.Starred)]
+        value = self._value(positional[0]) if positional else None
+        receiver = self._ref_bound(func.value) if isinstance(func, ast.Attribute) else \
+            Bound("local", text=last)
+        update = Update(receiver, last, value, self._span(node), fn.id, tuple(fn.scopes))
+        alternative = None
+        if positional:
+            second = self._value(positional[1]) if len(positional) > 1 else None
+            alternative = (self._ref_bound(positional[0]), second)
+        parts = dotted_parts(func)
+        ref = self._ref(parts) if parts is not None else None
+        if isinstance(func, ast.Attribute) and self._is_self(func.value) and len(positional) >= 2:
+            ref = None  # a Keras optimizer's `self.assign(variable, value)`
+            update.receiver, update.value = alternative  # type: ignore[misc]
+            alternative = None
+        self._pending_updates.append((update, ref, alternative))
+
+    def _record_entry(self, node: ast.Call, func: ast.Attribute, last: str, fn: Function) -> None:
+        positional = [a for a in node.args if not isinstance(a, ast.Starred)]
+        keywords = {k.arg: k.value for k in node.keywords if k.arg is not None}
+        receiver = func.value
+        if last in tfapi.CROSS_REPLICA_FN_METHODS:
+            if last == "update" and not (isinstance(receiver, ast.Attribute)
+                                         and receiver.attr == "extended"):
+                return
+            index = tfapi.CROSS_REPLICA_FN_METHODS[last]
+            target = keywords.get("merge_fn" if last == "merge_call" else "fn")
+            if target is None and len(positional) > index:
+                target = positional[index]
+            kind, strategy = "cross", None
+        else:
+            target = keywords.get("fn", positional[0] if positional else None)
+            if last in tfapi.REPLICA_CALL_METHODS:
+                if not (isinstance(receiver, ast.Attribute) and receiver.attr == "extended"):
+                    return
+                receiver = receiver.value
+            kind, strategy = "replica", self._ref_bound(receiver)
+        if target is None:
+            return
+        if isinstance(target, ast.Lambda):
+            self._entry_lambdas.add(id(target))
+        self.model.entries.append(ReplicaEntry(kind, strategy, self._ref_bound(target),
+                                               self._span(node), fn.id, tuple(fn.scopes)))
+
+    def _record_save(self, node: ast.Call, func: ast.AST, last: str, fn: Function) -> None:
+        parts = dotted_parts(func)
+        span, scopes = self._span(node), tuple(fn.scopes)
+        if last == "Checkpoint":
+            if parts is None:
+                return
+            reads = [Read(self._ref_bound(k.value), "checkpoint", span, fn.id, scopes)
+                     for k in node.keywords if k.arg is not None]
+            self._pending_checkpoints.append((self._ref(parts), reads))
+            return
+        positional = [a for a in node.args if not isinstance(a, ast.Starred)]
+        function_style = Read(self._ref_bound(positional[0]), "save", span, fn.id, scopes) \
+            if positional else None
+        method_style = Read(self._ref_bound(func.value), "save", span, fn.id, scopes) \
+            if isinstance(func, ast.Attribute) else None
+        if parts is not None and function_style is not None:
+            self._pending_saves.append((self._ref(parts), function_style, method_style))
+        elif method_style is not None:
+            self.model.reads.append(method_style)
+
+    def _record_creation(self, node: ast.Call, func: ast.AST, last: str, fn: Function) -> None:
+        method = last if last in tfapi.CREATION_METHODS else None
+        on_self = bool(method and isinstance(func, ast.Attribute) and self._is_self(func.value))
+        args = self._arguments(node)
+        parts = dotted_parts(func)
+        creation = CreationCall(
+            callee=None, method=method, on_self=on_self, klass=fn.klass if on_self else None,
+            function=fn.id, args=args, span=self._span(node), func_span=self._span(func),
+            func_text=".".join(parts) if parts else self._code(func), scopes=tuple(fn.scopes),
+        )
+        self._pending_creations.append((creation, self._ref(parts) if parts else None))
+        self._creation_of_node[id(node)] = len(self.model.creations)
+        self.model.creations.append(creation)
+
+    def _attribute(self, node: ast.Attribute) -> None:
+        self._record_attribute(node)
+        self.walk(node.value)
+
+    def _record_attribute(self, node: ast.Attribute) -> None:
+        member = node.attr
+        if self._is_self(node.value):
+            key = (self._fn.id, member)
+            loads = self.model.self_loads
+            loads[key] = loads.get(key, 0) + 1
+            return
+        if not MEMBER_LIKE.match(member):
+            return
+        parts = dotted_parts(node.value)
+        if parts is None:
+            return
+        span = self._span(node)
+        member_span = Span(span.end_line, span.end_column - len(member), span.end_line,
+                           span.end_column)
+        self._pending_enum_refs.append(
+            (self._ref(parts), member, span, member_span, ".".join(parts)))
+
+
+def _leaf(node: ast.AST) -> None:
+    return None
+
+
+def _before(a: ast.AST, b: ast.AST) -> bool:
+    return (a.lineno, a.col_offset) < (b.lineno, b.col_offset)  # type: ignore[attr-defined]
+
+
+def _single_string_literal(text: str) -> bool:
+    """True for one string literal; False for implicitly concatenated ones ("a" "b"),
+    which Python joins into one constant and libcst keeps apart."""
+    i = 0
+    while i < len(text) and text[i] not in "'\"":
+        i += 1
+    quote = text[i:i + 3] if text[i:i + 3] in ("'''", '"""') else text[i:i + 1]
+    body_end = len(text) - len(quote)
+    if not quote or body_end < i + len(quote) or not text.endswith(quote):
+        return False
+    j = i + len(quote)
+    while j < body_end:
+        if text[j] == "\\":
+            j += 2  # an escaped character (in a raw string too, it cannot end the string)
+            continue
+        if text.startswith(quote, j):
+            return False
+        j += 1
+    return j == body_end
+
+
+def _is_preamble(statement: ast.AST) -> bool:
+    if isinstance(statement, ast.Expr):
+        return isinstance(statement.value, ast.Constant) and isinstance(statement.value.value, str)
+    return (isinstance(statement, ast.ImportFrom) and statement.module == "__future__"
+            and not statement.level)
+
+
+def _param_names(args: ast.arguments) -> List[str]:
+    names = [a.arg for a in args.posonlyargs] + [a.arg for a in args.args]
+    if args.vararg is not None:
+        names.append(args.vararg.arg)
+    names += [a.arg for a in args.kwonlyargs]
+    if args.kwarg is not None:
+        names.append(args.kwarg.arg)
+    return names
+
+
+def _is_stateless_scope(item: ast.AST) -> bool:
+    if not isinstance(item, ast.Call):
+        return False
+    func = item.func
+    name = func.attr if isinstance(func, ast.Attribute) else \
+        func.id if isinstance(func, ast.Name) else ""
+    return name in tfapi.STATELESS_SCOPE_NAMES
+
+
+def _scope_receiver(item: ast.AST) -> Optional[ast.AST]:
+    if (isinstance(item, ast.Call) and not item.args and not item.keywords
+            and isinstance(item.func, ast.Attribute) and item.func.attr == "scope"):
+        return item.func.value
+    return None
+
+
+def build_model_from_ast(tree: ast.Module, path: str, module_name: str,
+                         rewrites: Sequence[Tuple[str, str]], text: str) -> FileModel:
+    """The (inexact) model of a module from Python's tree of `text`."""
+    builder = AstModelBuilder(path, module_name, NameResolver(rewrites), text)
+    builder.walk(tree)
+    return builder.finish()

@@ -1,0 +1,86 @@
+"""Models from Python's `ast` agree with models from libcst's tree, and findings do not
+depend on which one a run starts from (engine.run_rules models files with findings
+again from libcst).
+
+The model-level check compares everything but positions and source texts, which are
+where the two trees differ (Python leaves enclosing parentheses out of a node). The
+run-level check compares findings exactly, positions, messages and fixes included, over
+every fixture, every runtime snippet, and the installed keras and tf_keras packages.
+"""
+from __future__ import annotations
+
+import ast
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from syncadvisor import engine
+from syncadvisor.config import Settings
+from syncadvisor.engine import Job
+from syncadvisor.model import tfapi
+from syncadvisor.model.ast_builder import build_model_from_ast
+from syncadvisor.model.builder import build_model
+from syncadvisor.parsing import parse_chunks
+
+sys.path.insert(0, str(Path(__file__).parent))
+from fuzz_long import skeleton  # noqa: E402
+
+TESTS = Path(__file__).parent
+SOURCES = sorted(p for folder in (TESTS / "fixtures", TESTS / "runtime" / "snippets")
+                 for p in folder.rglob("*.py"))
+PARSED = [p for p in SOURCES if p.name != "syntax_error.py"]
+@pytest.mark.parametrize("path", PARSED, ids=lambda p: str(p.relative_to(TESTS)))
+def test_both_trees_give_the_same_model(path):
+    text = path.read_text(encoding="utf-8")
+    rewrites = tfapi.prefix_rewrites(False)
+    exact = build_model(parse_chunks(text), str(path), "m", rewrites, text)
+    fast = build_model_from_ast(ast.parse(text), str(path), "m", rewrites, text)
+    assert exact.exact and not fast.exact
+    assert skeleton(fast) == skeleton(exact)
+    # Lines agree too wherever a variable is created.
+    assert [c.span.line for c in fast.creations] == [c.span.line for c in exact.creations]
+
+
+def _findings(jobs, settings, monkeypatch, exact_only):
+    with monkeypatch.context() as patch:
+        if exact_only:  # every model from libcst, as before the ast path existed
+            patch.setattr(engine, "_build_from_ast", lambda *args: False)
+        results = engine.analyze_jobs(jobs, settings, workers=os.cpu_count() or 1)
+        texts = {job.path: job.data.decode("utf-8", "surrogateescape") for job in jobs}
+        run = engine.run_rules(results, settings, lambda r: texts[r.path])
+    assert all(r.model is None or r.model.exact for r in run.refined)
+    return [(f.path, f.line, f.column, f.end_line, f.end_column, f.code, f.severity,
+             f.message, f.fix) for f in run.findings]
+
+
+def _jobs(paths):
+    return [Job(str(p), p.read_bytes()) for p in paths]
+
+
+def test_fixture_findings_do_not_depend_on_the_tree(monkeypatch):
+    jobs = _jobs(SOURCES)
+    settings = Settings()
+    fast = _findings(jobs, settings, monkeypatch, exact_only=False)
+    assert fast == _findings(jobs, settings, monkeypatch, exact_only=True)
+    assert len(fast) > 100
+
+
+def _installed(package: str):
+    spec = importlib.util.find_spec(package)  # finds, does not import
+    return Path(spec.origin).parent if spec is not None and spec.origin else None
+
+
+@pytest.mark.skipif(not (_installed("keras") and _installed("tf_keras")),
+                    reason="keras and tf_keras are installed with the test extras")
+def test_corpus_findings_do_not_depend_on_the_tree(monkeypatch):
+    """The benchmark's tree: 1,490 files, 470k lines (keras 3.15.1, tf_keras 2.21.0)."""
+    paths = sorted(p for package in ("keras", "tf_keras") for p in
+                   _installed(package).rglob("*.py"))
+    jobs = _jobs(paths)
+    settings = Settings()
+    fast = _findings(jobs, settings, monkeypatch, exact_only=False)
+    assert fast == _findings(jobs, settings, monkeypatch, exact_only=True)
+    assert fast  # BatchNormalization's moving statistics, at least
