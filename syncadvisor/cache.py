@@ -22,7 +22,7 @@ from . import __version__
 from .collector import collector_paused
 
 FOLDER = ".syncadvisor_cache"
-_FORMAT = 1
+_FORMAT = 2
 
 
 def _tool_fingerprint() -> str:

@@ -80,35 +80,40 @@ def rewrites_for(settings: Settings):
 
 
 def analyze_text(text: str, path: str, settings: Settings, module: Optional[str] = None,
-                 exact: bool = False) -> FileResult:
-    """Stage 1 for one decoded source text: a model from Python's `ast`, or, with
-    `exact` (and for what Python cannot parse), from libcst's tree."""
+                 exact: bool = False, tree: Optional[ast.Module] = None) -> FileResult:
+    """Stage 1 for one decoded source text: a model from Python's `ast` (`tree`, when
+    the caller has parsed `text` already, as flake8 has), or, with `exact` (and for
+    what Python cannot parse), from libcst's tree."""
     result = FileResult(path)
     if not PREFILTER.search(text):
         return result
-    result.suppressions = parse_suppressions(text)
     hazard = parse_hazard(text)
     if hazard is not None:
         line, column, why = hazard
         result.errors.append(tool_error(path, f"cannot check: {why}", line, column))
         return result
     with collector_paused():
-        if exact or not _build_from_ast(text, path, settings, module, result):
+        if exact or not _build_from_ast(text, path, settings, module, result, tree):
             _parse_and_build(text, path, settings, module, result)
+    if result.model is None or result.model.exact:
+        # An inexact model's findings are never reported (its file is modelled again,
+        # exactly, first), so its `# noqa` comments are not needed.
+        result.suppressions = parse_suppressions(text)
     result.source = text
     return result
 
 
 def _build_from_ast(text: str, path: str, settings: Settings, module: Optional[str],
-                    result: FileResult) -> bool:
+                    result: FileResult, tree: Optional[ast.Module] = None) -> bool:
     """The model from Python's own tree; False where libcst must do it (a syntax error,
     which libcst reports, or nesting too deep for this walk)."""
     from .model.ast_builder import build_model_from_ast
 
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SyntaxWarnings are not the user's question
-            tree = ast.parse(text)
+        if tree is None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # SyntaxWarnings are not the user's question
+                tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     try:

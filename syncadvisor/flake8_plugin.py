@@ -13,6 +13,7 @@ file is not parsed again (`SYNCADVISOR_NO_CACHE=1` turns that off).
 """
 from __future__ import annotations
 
+import ast
 import os
 from functools import lru_cache
 from typing import Iterator, List, Optional, Tuple
@@ -43,7 +44,8 @@ class SyncAdvisorChecker:
     name = "syncadvisor"
     version = __version__
 
-    def __init__(self, tree, lines: List[str], filename: str):  # noqa: ARG002 - flake8 needs `tree`
+    def __init__(self, tree, lines: List[str], filename: str):
+        self.tree = tree  # flake8's parse of `lines`: the model is built from it
         self.lines = lines
         self.filename = filename
 
@@ -72,7 +74,8 @@ class SyncAdvisorChecker:
                 result = cached
         stored = result is not None
         if result is None:
-            result = analyze_text(text, self.filename, settings)
+            tree = self.tree if isinstance(self.tree, ast.Module) else None
+            result = analyze_text(text, self.filename, settings, tree=tree)
         run = run_rules([result], settings)
         if run.refined:
             result, stored = run.refined[0], False  # keep the model from libcst's tree

@@ -106,6 +106,9 @@ class AstModelBuilder(WalkState):
         return len(encoded[:byte_column].decode("utf-8", "ignore"))
 
     def _span(self, node: ast.AST) -> Span:
+        if self._ascii:
+            return Span(node.lineno, node.col_offset,  # type: ignore[attr-defined]
+                        node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
         line, end_line = node.lineno, node.end_lineno  # type: ignore[attr-defined]
         return Span(line, self._column(line, node.col_offset),  # type: ignore[attr-defined]
                     end_line, self._column(end_line, node.end_col_offset))  # type: ignore[attr-defined]
