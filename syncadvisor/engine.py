@@ -50,6 +50,11 @@ PREFILTER = re.compile(
 )
 
 
+# The same words in a file's bytes, for every encoding a source file may have (an
+# ASCII-compatible one; anything else fails to decode, wherever that is done).
+_PREFILTER_BYTES = re.compile(PREFILTER.pattern.encode("ascii"))
+
+
 @dataclass
 class FileResult:
     path: str
@@ -327,7 +332,7 @@ def _analyze_chunk(items: Sequence[Tuple[str, bytes]]) -> List[FileResult]:
 def _analyze_in_pool(items: List[Tuple[str, bytes]], settings: Settings, workers: int
                      ) -> List[FileResult]:
     context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
-    chunk = max(1, min(16, len(items) // (workers * 4)))
+    chunk = max(1, min(4, len(items) // (workers * 8)))
     results: List[Optional[FileResult]] = [None] * len(items)
     try:
         with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
@@ -383,12 +388,24 @@ def _analyze_jobs(jobs: Sequence[Job], settings: Settings, workers: int,
                 continue
         todo.append(i)
     items = [(jobs[i].path, jobs[i].data) for i in todo]
-    size = sum(len(data) for _, data in items)
-    if workers > 1 and len(items) > 1 and size > POOL_THRESHOLD:
-        computed = _analyze_in_pool(items, settings, workers)
+    computed: List[Optional[FileResult]] = [None] * len(items)
+    heavy: List[int] = []
+    for k, (path, data) in enumerate(items):
+        if _PREFILTER_BYTES.search(data) is None:  # done here in no time: not worth sending
+            computed[k] = analyze_bytes(path, data, settings)
+        else:
+            heavy.append(k)
+    size = sum(len(items[k][1]) for k in heavy)
+    if workers > 1 and len(heavy) > 1 and size > POOL_THRESHOLD:
+        heavy.sort(key=lambda k: -len(items[k][1]))  # largest first: no straggler at the end
+        for k, result in zip(heavy, _analyze_in_pool([items[k] for k in heavy], settings,
+                                                     workers)):
+            computed[k] = result
     else:
-        computed = [analyze_bytes(path, data, settings) for path, data in items]
+        for k in heavy:
+            computed[k] = analyze_bytes(*items[k], settings)
     for i, result in zip(todo, computed):
+        assert result is not None
         results[i] = result
         key = jobs[i].key
         if cache is not None and key is not None and not result.internal_error:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
+from sys import intern
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from ..lines import line_starts, position
@@ -120,7 +121,9 @@ class AstModelBuilder(WalkState):
 
     def _code(self, node: ast.AST) -> str:
         start, end = self._offsets(node)
-        return self._text[start:end]
+        # Interned: the same names recur thousands of times in a file, and a pickle
+        # writes an object it has seen once as a reference (smaller, faster models).
+        return intern(self._text[start:end])
 
     def _name_span(self, node: ast.AST, keyword: str) -> Span:
         """The span of the name in `class Name` / `def name`."""
@@ -529,7 +532,8 @@ class AstModelBuilder(WalkState):
                     options, method = (self._ref_bound(func.value),), last
                 else:
                     options, method = (self._ref_bound(func),), "__call__"
-                callee = Bound("call", text=".".join(parts), attr=method, options=options)
+                callee = Bound("call", text=intern(".".join(parts)), attr=method,
+                               options=options)
                 self._pending_bounds.append((callee, self._ref(parts)))
                 self.model.calls.append(
                     CallEdge(fn.id, callee, tuple(fn.scopes), self._span(node)))
