@@ -84,3 +84,15 @@ def test_corpus_findings_do_not_depend_on_the_tree(monkeypatch):
     fast = _findings(jobs, settings, monkeypatch, exact_only=False)
     assert fast == _findings(jobs, settings, monkeypatch, exact_only=True)
     assert fast  # BatchNormalization's moving statistics, at least
+
+
+def test_columns_count_characters_not_bytes():
+    """Python counts columns in UTF-8 bytes; spans count characters, as libcst does."""
+    text = ('# é\nimport tensorflow as tf\nx = "é€😀"; v = tf.Variable(1., '
+            'synchronization=tf.VariableSynchronization.NONE)\n')
+    rewrites = tfapi.prefix_rewrites(False)
+    exact = build_model(parse_chunks(text), "a.py", "a", rewrites, text)
+    fast = build_model_from_ast(ast.parse(text), "a.py", "a", rewrites, text)
+    assert fast.creations[0].span == exact.creations[0].span
+    assert fast.creations[0].args[1].span == exact.creations[0].args[1].span
+    assert fast.enum_refs[0].member_span == exact.enum_refs[0].member_span

@@ -73,7 +73,7 @@ class AstModelBuilder(WalkState):
         self._text = text
         self._starts = line_starts(text)
         self._ascii = text.isascii()
-        self._encoded: Dict[int, bytes] = {}  # line -> its UTF-8 bytes (non-ASCII files)
+        self._encoded: Dict[int, Optional[bytes]] = {}  # line -> its UTF-8 (non-ASCII files)
         self.model.exact = False
         first = _NEWLINE.search(text)  # libcst's default_newline: the first line ending
         self.model.newline = first.group() if first else "\n"
@@ -102,8 +102,12 @@ class AstModelBuilder(WalkState):
         if encoded is None:
             starts = self._starts
             end = starts[line] if line < len(starts) else len(self._text)
-            encoded = self._encoded[line] = self._text[starts[line - 1]:end].encode(
+            text = self._text[starts[line - 1]:end]
+            # None for an ASCII line (most lines of a file with a few non-ASCII ones)
+            encoded = self._encoded[line] = None if text.isascii() else text.encode(
                 "utf-8", "surrogatepass")
+        if encoded is None:
+            return byte_column
         return len(encoded[:byte_column].decode("utf-8", "ignore"))
 
     def _span(self, node: ast.AST) -> Span:

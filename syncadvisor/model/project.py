@@ -44,6 +44,7 @@ class Project:
             if key in by_key:
                 by_key[key].reads.extend(reads)
         self.by_key = by_key
+        self.memo: Dict[str, object] = {}  # what rules compute once per run (RuleContext.once)
 
     def keras_kind(self, class_id: str) -> Tuple[Optional[str], Optional[str]]:
         fm = self.index.class_files.get(class_id)

@@ -10,7 +10,8 @@ import inspect
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import ClassVar, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
+from typing import (Callable, ClassVar, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple,
+                    TypeVar)
 
 from ..findings import ERROR, INFO, SAFE, UNSAFE, WARNING, Edit, Finding, Fix
 from ..model import tfapi
@@ -21,6 +22,8 @@ from ..model.usage import CONSTANT, PYTHON_NUMBER
 from ..model.variables import Setting, VariableSite
 
 SECTIONS = ("What it does", "Why is this bad?", "Example", "Fix safety")
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -140,6 +143,14 @@ class RuleContext:
         """Every variable site of the run (for findings placed at an update in this file)."""
         for sites in self.project.sites.values():
             yield from sites
+
+    def once(self, key: str, compute: Callable[[], T]) -> T:
+        """`compute()`, once per run: what a rule selects from the whole run, instead of
+        going over it again for every file."""
+        memo = self.project.memo
+        if key not in memo:
+            memo[key] = compute()
+        return memo[key]  # type: ignore[return-value]
 
     def where(self, path: str, span: Span) -> str:
         """`line 42`, or `train.py:42` when it is in another file."""

@@ -73,10 +73,9 @@ class OnReadSumCrossReplicaUpdate(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         reported = set()
-        for site in ctx.all_sites():
-            if site.sync.member != "ON_READ" or site.agg.member != "SUM" \
-                    or site.family == tfapi.KERAS3:
-                continue
+        for site in ctx.once(self.code, lambda: [
+                s for s in ctx.all_sites() if s.sync.member == "ON_READ"
+                and s.agg.member == "SUM" and s.family != tfapi.KERAS3]):
             for update in site.updates:
                 if update.method not in _INCREMENTS:
                     continue

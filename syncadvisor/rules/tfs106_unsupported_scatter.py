@@ -72,7 +72,9 @@ class UnsupportedScatter(Rule):
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        for site in ctx.all_sites():
+        for site in ctx.once(self.code, lambda: [
+                s for s in ctx.all_sites()
+                if any(u.method in tfapi.SCATTER_METHODS for u in s.updates)]):
             on_read = site.sync.member == "ON_READ"
             aggregated = site.sync.member in ("AUTO", "ON_WRITE") and site.agg.member in ("SUM", "MEAN")
             if not (on_read or aggregated):

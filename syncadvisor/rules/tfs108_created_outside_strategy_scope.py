@@ -161,7 +161,7 @@ class CreatedOutsideStrategyScope(Rule):
         usage = ctx.usage
         reported = set()
         for fm, use in usage.object_uses():
-            if use.method not in tfapi.MODEL_TRAINING_METHODS:
+            if fm.path != ctx.path or use.method not in tfapi.MODEL_TRAINING_METHODS:
                 continue
             lexical = ctx.project.contexts.scope_context(fm.path, use.scopes)
             if lexical is None or lexical.strategy is None:
