@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import partial
 from typing import Dict, Iterable, List, Optional, Tuple
 
 from .contexts import ContextAnalysis, ProjectIndex
@@ -29,7 +30,10 @@ class Project:
     def __init__(self, models: Iterable[FileModel]):
         self.index = ProjectIndex(models)
         self.contexts = ContextAnalysis(self.index)
-        self.usage = UsageAnalysis(self.index, self.contexts, self.keras_kind)
+        # A function of the index, not the bound method: a Project must not be in a
+        # reference cycle, so that it is freed as soon as a run is done with it (the
+        # check command runs without the cycle collector, and links a run twice).
+        self.usage = UsageAnalysis(self.index, self.contexts, partial(_keras_kind, self.index))
         self.sites: Dict[str, List[VariableSite]] = {}
         by_key: Dict[Tuple[str, int], VariableSite] = {}
         for fm in self.index.files:
@@ -47,13 +51,17 @@ class Project:
         self.memo: Dict[str, object] = {}  # what rules compute once per run (RuleContext.once)
 
     def keras_kind(self, class_id: str) -> Tuple[Optional[str], Optional[str]]:
-        fm = self.index.class_files.get(class_id)
-        if fm is None:
-            return None, None
-        return keras_class_kind(class_id, fm, self.index)
+        return _keras_kind(self.index, class_id)
 
     def link(self, fm: FileModel) -> LinkedFile:
         return LinkedFile(fm, self.sites.get(fm.path, []), aliases(fm), self)
+
+
+def _keras_kind(index: ProjectIndex, class_id: str) -> Tuple[Optional[str], Optional[str]]:
+    fm = index.class_files.get(class_id)
+    if fm is None:
+        return None, None
+    return keras_class_kind(class_id, fm, index)
 
 
 def source_root(fm: FileModel) -> str:
