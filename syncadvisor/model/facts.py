@@ -1,8 +1,9 @@
 """The per-file semantic model: plain data, no tree nodes.
 
-A `FileModel` is what one pass over a file's libcst tree produces. It holds only
-dataclasses of strings, ints and tuples, so it can be cached and sent between
-processes. Positions are libcst's: 1-based lines, 0-based columns.
+A `FileModel` is what one pass over a file's tree produces: Python's `ast`
+(ast_builder, fast, `exact=False`) or libcst's (builder, what findings and fixes are
+made from). It holds only dataclasses of strings, ints and tuples, so it can be cached
+and sent between processes. Positions: 1-based lines, 0-based columns, in characters.
 """
 from __future__ import annotations
 
