@@ -18,14 +18,11 @@ from sys import intern
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from ..lines import line_starts, position
-from . import tfapi
 from .facts import (
-    BOOL, CALL, FLOAT, INT, NONE, OTHER, QNAME, STR,
-    Argument, Bound, CallEdge, CreationCall, FileModel, LayerCall, ObjectUse, Read,
-    ReplicaEntry, ScopeEntry, Span, Update, Value,
+    BOOL, CALL, FLOAT, INT, NONE, OTHER, QNAME, STR, Argument, Bound, FileModel, Span, Value,
 )
 from .names import NameResolver
-from .walk_state import MAX_VALUE_DEPTH, MEMBER_LIKE, Function, WalkState, literal_int
+from .walk_state import MAX_VALUE_DEPTH, WalkState, literal_int
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 _CONSTANT_NAMES = {None: "None", True: "True", False: "False"}
@@ -479,34 +476,14 @@ class AstModelBuilder(WalkState):
     # --- strategy scopes ----------------------------------------------------------
 
     def _with(self, node) -> None:
-        fn = self._fn
-        items = [item.context_expr for item in node.items]
-        stateless = sum(1 for item in items if _is_stateless_scope(item))
-        fn.stateless += stateless
-        opened = 0
-        for item in items:
-            receiver = _scope_receiver(item)
-            if receiver is None:
-                continue
-            entry = ScopeEntry((), self._code(receiver), self._span(item), fn.id)
-            if isinstance(receiver, ast.Attribute) and self._is_self(receiver.value):
-                entry.receivers = (Bound("self-attr", qname=fn.klass, attr=receiver.attr,
-                                         text=entry.text, span=self._span(receiver)),)
-            else:
-                entry.receivers = (self._bound_for(receiver, entry.text),)
-            self.model.scopes.append(entry)
-            fn.scopes.append(len(self.model.scopes) - 1)
-            opened += 1
+        entered = self._open_scopes([item.context_expr for item in node.items])
         for item in node.items:
             self.walk(item.context_expr)
             if item.optional_vars is not None:
                 self._bind_target(item.optional_vars, None)
                 self.walk(item.optional_vars)
         self._walk_all(node.body)
-        fn = self._fn
-        fn.stateless -= stateless
-        for _ in range(opened):
-            fn.scopes.pop()
+        self._close_scopes(*entered)
 
     # --- calls and attributes -------------------------------------------------------
 
@@ -516,53 +493,6 @@ class AstModelBuilder(WalkState):
         self._walk_all(node.args)
         for keyword in node.keywords:
             self.walk(keyword.value)
-
-    def _record_call(self, node: ast.Call) -> None:
-        func = node.func
-        if isinstance(func, ast.Attribute):
-            last = func.attr
-        elif isinstance(func, ast.Name):
-            last = func.id
-        else:
-            return
-        fn = self._fn
-        if isinstance(func, ast.Attribute) and self._is_self(func.value):
-            callee = Bound("method", qname=fn.klass, attr=last)
-            self.model.calls.append(CallEdge(fn.id, callee, tuple(fn.scopes), self._span(node)))
-        else:
-            parts = dotted_parts(func)
-            if parts is not None:
-                if isinstance(func, ast.Attribute):
-                    options, method = (self._ref_bound(func.value),), last
-                else:
-                    options, method = (self._ref_bound(func),), "__call__"
-                callee = Bound("call", text=intern(".".join(parts)), attr=method,
-                               options=options)
-                self._pending_bounds.append((callee, self._ref(parts)))
-                self.model.calls.append(
-                    CallEdge(fn.id, callee, tuple(fn.scopes), self._span(node)))
-        if last in tfapi.CREATION_CALLEE_NAMES or last in self._creation_aliases:
-            self._record_creation(node, func, last, fn)
-        if last in tfapi.UPDATE_CALLEE_NAMES and not fn.stateless:
-            self._record_update(node, func, last, fn)
-        if isinstance(func, ast.Attribute):
-            if last in tfapi.READ_METHODS and not node.args and not node.keywords:
-                self.model.reads.append(Read(self._ref_bound(func.value), last, self._span(node),
-                                             fn.id, tuple(fn.scopes)))
-            if last in tfapi.REPLICA_RUN_METHODS or last in tfapi.REPLICA_CALL_METHODS \
-                    or last in tfapi.CROSS_REPLICA_FN_METHODS:
-                self._record_entry(node, func, last, fn)
-            if last in tfapi.OBJECT_USE_METHODS:
-                self.model.uses.append(ObjectUse(self._ref_bound(func.value), last,
-                                                 self._span(node), fn.id, tuple(fn.scopes)))
-        if last == "Checkpoint" or last in tfapi.SAVE_METHODS:
-            self._record_save(node, func, last, fn)
-        if last in tfapi.BATCH_NORMALIZATION_NAMES:
-            parts = dotted_parts(func)
-            if parts is not None:
-                layer = LayerCall(None, self._arguments(node), self._span(node), fn.id,
-                                  tuple(fn.scopes))
-                self._pending_layer_calls.append((layer, self._ref(parts)))
 
     def _arguments(self, node: ast.Call) -> Tuple[Argument, ...]:
         items: List[Tuple[ast.AST, Optional[str], ast.AST, str]] = [
@@ -574,106 +504,43 @@ class AstModelBuilder(WalkState):
         return tuple(Argument(keyword, self._value(value), self._span(whole), star)
                      for whole, keyword, value, star in items)
 
-    def _record_update(self, node: ast.Call, func: ast.AST, last: str, fn: Function) -> None:
-        positional = [a for a in node.args if not isinstance(a, ast.Starred)]
-        value = self._value(positional[0]) if positional else None
-        receiver = self._ref_bound(func.value) if isinstance(func, ast.Attribute) else \
-            Bound("local", text=last)
-        update = Update(receiver, last, value, self._span(node), fn.id, tuple(fn.scopes))
-        alternative = None
-        if positional:
-            second = self._value(positional[1]) if len(positional) > 1 else None
-            alternative = (self._ref_bound(positional[0]), second)
-        parts = dotted_parts(func)
-        ref = self._ref(parts) if parts is not None else None
-        if isinstance(func, ast.Attribute) and self._is_self(func.value) and len(positional) >= 2:
-            ref = None  # a Keras optimizer's `self.assign(variable, value)`
-            update.receiver, update.value = alternative  # type: ignore[misc]
-            alternative = None
-        self._pending_updates.append((update, ref, alternative))
-
-    def _record_entry(self, node: ast.Call, func: ast.Attribute, last: str, fn: Function) -> None:
-        positional = [a for a in node.args if not isinstance(a, ast.Starred)]
-        keywords = {k.arg: k.value for k in node.keywords if k.arg is not None}
-        receiver = func.value
-        if last in tfapi.CROSS_REPLICA_FN_METHODS:
-            if last == "update" and not (isinstance(receiver, ast.Attribute)
-                                         and receiver.attr == "extended"):
-                return
-            index = tfapi.CROSS_REPLICA_FN_METHODS[last]
-            target = keywords.get("merge_fn" if last == "merge_call" else "fn")
-            if target is None and len(positional) > index:
-                target = positional[index]
-            kind, strategy = "cross", None
-        else:
-            target = keywords.get("fn", positional[0] if positional else None)
-            if last in tfapi.REPLICA_CALL_METHODS:
-                if not (isinstance(receiver, ast.Attribute) and receiver.attr == "extended"):
-                    return
-                receiver = receiver.value
-            kind, strategy = "replica", self._ref_bound(receiver)
-        if target is None:
-            return
-        if isinstance(target, ast.Lambda):
-            self._entry_lambdas.add(id(target))
-        self.model.entries.append(ReplicaEntry(kind, strategy, self._ref_bound(target),
-                                               self._span(node), fn.id, tuple(fn.scopes)))
-
-    def _record_save(self, node: ast.Call, func: ast.AST, last: str, fn: Function) -> None:
-        parts = dotted_parts(func)
-        span, scopes = self._span(node), tuple(fn.scopes)
-        if last == "Checkpoint":
-            if parts is None:
-                return
-            reads = [Read(self._ref_bound(k.value), "checkpoint", span, fn.id, scopes)
-                     for k in node.keywords if k.arg is not None]
-            self._pending_checkpoints.append((self._ref(parts), reads))
-            return
-        positional = [a for a in node.args if not isinstance(a, ast.Starred)]
-        function_style = Read(self._ref_bound(positional[0]), "save", span, fn.id, scopes) \
-            if positional else None
-        method_style = Read(self._ref_bound(func.value), "save", span, fn.id, scopes) \
-            if isinstance(func, ast.Attribute) else None
-        if parts is not None and function_style is not None:
-            self._pending_saves.append((self._ref(parts), function_style, method_style))
-        elif method_style is not None:
-            self.model.reads.append(method_style)
-
-    def _record_creation(self, node: ast.Call, func: ast.AST, last: str, fn: Function) -> None:
-        method = last if last in tfapi.CREATION_METHODS else None
-        on_self = bool(method and isinstance(func, ast.Attribute) and self._is_self(func.value))
-        args = self._arguments(node)
-        parts = dotted_parts(func)
-        creation = CreationCall(
-            callee=None, method=method, on_self=on_self, klass=fn.klass if on_self else None,
-            function=fn.id, args=args, span=self._span(node), func_span=self._span(func),
-            func_text=".".join(parts) if parts else self._code(func), scopes=tuple(fn.scopes),
-        )
-        self._pending_creations.append((creation, self._ref(parts) if parts else None))
-        self._creation_of_node[id(node)] = len(self.model.creations)
-        self.model.creations.append(creation)
-
     def _attribute(self, node: ast.Attribute) -> None:
-        self._record_attribute(node)
+        self._record_attribute(node, node.value, node.attr)
         self.walk(node.value)
 
-    def _record_attribute(self, node: ast.Attribute) -> None:
-        member = node.attr
-        if self._is_self(node.value):
-            key = (self._fn.id, member)
-            loads = self.model.self_loads
-            loads[key] = loads.get(key, 0) + 1
-            return
-        if not MEMBER_LIKE.match(member):
-            return
-        parts = dotted_parts(node.value)
-        if parts is None:
-            return
-        span = self._span(node)
-        member_span = Span(span.end_line, span.end_column - len(member), span.end_line,
-                           span.end_column)
-        self._pending_enum_refs.append(
-            (self._ref(parts), member, span, member_span, ".".join(parts)))
+    # --- what the shared recording needs to know of Python's nodes --------------------
+
+    def _dotted(self, node: ast.AST) -> Optional[Tuple[str, ...]]:
+        return dotted_parts(node)
+
+    def _callee_text(self, parts: Tuple[str, ...]) -> str:
+        return intern(".".join(parts))  # as `_code`: recurs, pickles once
+
+    def _attribute_of(self, node) -> Optional[Tuple[ast.AST, str]]:
+        return (node.value, node.attr) if isinstance(node, ast.Attribute) else None
+
+    def _name_of(self, node) -> Optional[str]:
+        if isinstance(node, ast.Name):
+            return node.id
+        return _CONSTANT_NAMES[node.value] if _is_name_constant(node) else None
+
+    def _func_of(self, node) -> Optional[ast.AST]:
+        return node.func if isinstance(node, ast.Call) else None
+
+    def _call_arguments(self, call: ast.Call):
+        return ([a for a in call.args if not isinstance(a, ast.Starred)],
+                [(k.arg, k.value) for k in call.keywords if k.arg is not None])
+
+    def _has_arguments(self, call: ast.Call) -> bool:
+        return bool(call.args or call.keywords)
+
+    def _is_lambda(self, node) -> bool:
+        return isinstance(node, ast.Lambda)
+
+    def _member_span(self, node: ast.Attribute) -> Span:
+        span = self._span(node)  # the member is the end of the attribute, on its last line
+        return Span(span.end_line, span.end_column - len(node.attr), span.end_line,
+                    span.end_column)
 
 
 def _leaf(node: ast.AST) -> None:
@@ -720,22 +587,6 @@ def _param_names(args: ast.arguments) -> List[str]:
     if args.kwarg is not None:
         names.append(args.kwarg.arg)
     return names
-
-
-def _is_stateless_scope(item: ast.AST) -> bool:
-    if not isinstance(item, ast.Call):
-        return False
-    func = item.func
-    name = func.attr if isinstance(func, ast.Attribute) else \
-        func.id if isinstance(func, ast.Name) else ""
-    return name in tfapi.STATELESS_SCOPE_NAMES
-
-
-def _scope_receiver(item: ast.AST) -> Optional[ast.AST]:
-    if (isinstance(item, ast.Call) and not item.args and not item.keywords
-            and isinstance(item.func, ast.Attribute) and item.func.attr == "scope"):
-        return item.func.value
-    return None
 
 
 def build_model_from_ast(tree: ast.Module, path: str, module_name: str,

@@ -15,14 +15,11 @@ from libcst._nodes.internal import CodegenState
 
 from ..lines import line_starts, position
 
-from . import tfapi
 from .facts import (
-    BOOL, CALL, FLOAT, INT, NONE, OTHER, QNAME, STR,
-    Argument, Bound, CallEdge, CreationCall, FileModel,
-    LayerCall, ObjectUse, Read, ReplicaEntry, ScopeEntry, Span, Update, Value,
+    BOOL, CALL, FLOAT, INT, NONE, OTHER, QNAME, STR, Argument, Bound, FileModel, Span, Value,
 )
 from .names import NameResolver
-from .walk_state import MAX_VALUE_DEPTH, MEMBER_LIKE, Function, WalkState, literal_int
+from .walk_state import MAX_VALUE_DEPTH, WalkState, literal_int
 
 
 def dotted_parts(node: cst.BaseExpression) -> Optional[Tuple[str, ...]]:
@@ -162,6 +159,7 @@ class ModelBuilder(WalkState, cst.CSTVisitor):
         self._starts = line_starts(text)  # libcst reproduces `text`, nearly: see fill_spans
         self._wanted: Dict[int, Span] = {}  # id(node) -> its placeholder span
         self._module_node: Optional[cst.Module] = None
+        self._with_scopes: List[Tuple[int, int]] = []  # what each open `with` entered
 
     # --- small helpers -------------------------------------------------------
 
@@ -493,80 +491,15 @@ class ModelBuilder(WalkState, cst.CSTVisitor):
     # --- strategy scopes ----------------------------------------------------------
 
     def visit_With(self, node: cst.With) -> None:
-        fn = self._fn
-        fn.stateless += sum(1 for item in node.items if _is_stateless_scope(item.item))
-        for item in node.items:
-            receiver = _scope_receiver(item.item)
-            if receiver is None:
-                continue
-            entry = ScopeEntry((), self._code(receiver), self._span(item.item), fn.id)
-            self._receiver_bounds(receiver, entry)
-            self.model.scopes.append(entry)
-            fn.scopes.append(len(self.model.scopes) - 1)
+        self._with_scopes.append(self._open_scopes([item.item for item in node.items]))
 
     def leave_With(self, original_node: cst.With) -> None:
-        self._fn.stateless -= sum(1 for item in original_node.items
-                                  if _is_stateless_scope(item.item))
-        for item in original_node.items:
-            if _scope_receiver(item.item) is not None:
-                self._fn.scopes.pop()
-
-    def _receiver_bounds(self, receiver: cst.BaseExpression, entry: ScopeEntry) -> None:
-        if isinstance(receiver, cst.Attribute) and self._is_self(receiver.value):
-            entry.receivers = (Bound("self-attr", qname=self._fn.klass, attr=receiver.attr.value,
-                                     text=entry.text, span=self._span(receiver)),)
-            return
-        entry.receivers = (self._bound_for(receiver, entry.text),)
+        self._close_scopes(*self._with_scopes.pop())
 
     # --- calls and attributes -------------------------------------------------------
 
     def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if isinstance(func, cst.Attribute):
-            last = func.attr.value
-        elif isinstance(func, cst.Name):
-            last = func.value
-        else:
-            return
-        fn = self._fn
-        if isinstance(func, cst.Attribute) and self._is_self(func.value):
-            callee = Bound("method", qname=fn.klass, attr=last)
-            self.model.calls.append(CallEdge(fn.id, callee, tuple(fn.scopes), self._span(node)))
-        else:
-            parts = dotted_parts(func)
-            if parts is not None:
-                # A function, a class, a method of an object (`model.build()`), or an
-                # object's `__call__` (`accumulator(grads)`).
-                if isinstance(func, cst.Attribute):
-                    options, method = (self._ref_bound(func.value),), last
-                else:
-                    options, method = (self._ref_bound(func),), "__call__"
-                callee = Bound("call", text=".".join(parts), attr=method, options=options)
-                self._pending_bounds.append((callee, self._ref(parts)))
-                self.model.calls.append(
-                    CallEdge(fn.id, callee, tuple(fn.scopes), self._span(node)))
-        if last in tfapi.CREATION_CALLEE_NAMES or last in self._creation_aliases:
-            self._record_creation(node, func, last, fn)
-        if last in tfapi.UPDATE_CALLEE_NAMES and not fn.stateless:
-            self._record_update(node, func, last, fn)
-        if isinstance(func, cst.Attribute):
-            if last in tfapi.READ_METHODS and not node.args:
-                self.model.reads.append(Read(self._ref_bound(func.value), last, self._span(node),
-                                             fn.id, tuple(fn.scopes)))
-            if last in tfapi.REPLICA_RUN_METHODS or last in tfapi.REPLICA_CALL_METHODS \
-                    or last in tfapi.CROSS_REPLICA_FN_METHODS:
-                self._record_entry(node, func, last, fn)
-            if last in tfapi.OBJECT_USE_METHODS:
-                self.model.uses.append(ObjectUse(self._ref_bound(func.value), last,
-                                                 self._span(node), fn.id, tuple(fn.scopes)))
-        if last == "Checkpoint" or last in tfapi.SAVE_METHODS:
-            self._record_save(node, func, last, fn)
-        if last in tfapi.BATCH_NORMALIZATION_NAMES:
-            parts = dotted_parts(func)
-            if parts is not None:
-                layer = LayerCall(None, self._arguments(node), self._span(node), fn.id,
-                                  tuple(fn.scopes))
-                self._pending_layer_calls.append((layer, self._ref(parts)))
+        self._record_call(node)
 
     def _arguments(self, node: cst.Call) -> Tuple[Argument, ...]:
         arguments = []
@@ -581,106 +514,37 @@ class ModelBuilder(WalkState, cst.CSTVisitor):
                                       arg.star if isinstance(arg.star, str) else "", trailing))
         return tuple(arguments)
 
-    def _record_update(self, node: cst.Call, func: cst.BaseExpression, last: str,
-                       fn: Function) -> None:
-        positional = [a.value for a in node.args if not a.star and a.keyword is None]
-        value = self._value(positional[0]) if positional else None
-        receiver = self._ref_bound(func.value) if isinstance(func, cst.Attribute) else \
-            Bound("local", text=last)
-        update = Update(receiver, last, value, self._span(node), fn.id, tuple(fn.scopes))
-        # `tf.compat.v1.assign(ref, value)`, or a Keras optimizer's `self.assign(var, value)`:
-        # the first argument is what changes.
-        alternative = None
-        if positional:
-            second = self._value(positional[1]) if len(positional) > 1 else None
-            alternative = (self._ref_bound(positional[0]), second)
-        parts = dotted_parts(func)
-        ref = self._ref(parts) if parts is not None else None
-        if isinstance(func, cst.Attribute) and self._is_self(func.value) and len(positional) >= 2:
-            ref = None  # a Keras optimizer's `self.assign(variable, value)`: a method in effect
-            update.receiver, update.value = alternative  # type: ignore[misc]
-            alternative = None
-        self._pending_updates.append((update, ref, alternative))
-
-    def _record_entry(self, node: cst.Call, func: cst.Attribute, last: str,
-                      fn: Function) -> None:
-        args = [a for a in node.args if not a.star]
-        positional = [a.value for a in args if a.keyword is None]
-        keywords = {a.keyword.value: a.value for a in args if a.keyword is not None}
-        receiver = func.value
-        if last in tfapi.CROSS_REPLICA_FN_METHODS:
-            if last == "update" and not (isinstance(receiver, cst.Attribute)
-                                         and receiver.attr.value == "extended"):
-                return
-            index = tfapi.CROSS_REPLICA_FN_METHODS[last]
-            target = keywords.get("merge_fn" if last == "merge_call" else "fn")
-            if target is None and len(positional) > index:
-                target = positional[index]
-            kind, strategy = "cross", None
-        else:
-            target = keywords.get("fn", positional[0] if positional else None)
-            if last in tfapi.REPLICA_CALL_METHODS:
-                if not (isinstance(receiver, cst.Attribute) and receiver.attr.value == "extended"):
-                    return
-                receiver = receiver.value
-            kind, strategy = "replica", self._ref_bound(receiver)
-        if target is None:
-            return
-        if isinstance(target, cst.Lambda):
-            self._entry_lambdas.add(id(target))
-        self.model.entries.append(ReplicaEntry(kind, strategy, self._ref_bound(target),
-                                               self._span(node), fn.id, tuple(fn.scopes)))
-
-    def _record_save(self, node: cst.Call, func: cst.BaseExpression, last: str,
-                     fn: Function) -> None:
-        parts = dotted_parts(func)
-        span, scopes = self._span(node), tuple(fn.scopes)
-        if last == "Checkpoint":
-            if parts is None:
-                return
-            reads = [Read(self._ref_bound(a.value), "checkpoint", span, fn.id, scopes)
-                     for a in node.args if a.keyword is not None]
-            self._pending_checkpoints.append((self._ref(parts), reads))
-            return
-        positional = [a.value for a in node.args if not a.star and a.keyword is None]
-        function_style = Read(self._ref_bound(positional[0]), "save", span, fn.id, scopes) \
-            if positional else None
-        method_style = Read(self._ref_bound(func.value), "save", span, fn.id, scopes) \
-            if isinstance(func, cst.Attribute) else None
-        if parts is not None and function_style is not None:
-            self._pending_saves.append((self._ref(parts), function_style, method_style))
-        elif method_style is not None:
-            self.model.reads.append(method_style)
-
-    def _record_creation(self, node: cst.Call, func: cst.BaseExpression, last: str,
-                         fn: Function) -> None:
-        method = last if last in tfapi.CREATION_METHODS else None
-        on_self = bool(method and isinstance(func, cst.Attribute) and self._is_self(func.value))
-        args = self._arguments(node)
-        parts = dotted_parts(func)
-        creation = CreationCall(
-            callee=None, method=method, on_self=on_self, klass=fn.klass if on_self else None,
-            function=fn.id, args=args, span=self._span(node), func_span=self._span(func),
-            func_text=".".join(parts) if parts else self._code(func), scopes=tuple(fn.scopes),
-        )
-        self._pending_creations.append((creation, self._ref(parts) if parts else None))
-        self._creation_of_node[id(node)] = len(self.model.creations)
-        self.model.creations.append(creation)
-
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        member = node.attr.value
-        if self._is_self(node.value):
-            key = (self._fn.id, member)
-            loads = self.model.self_loads
-            loads[key] = loads.get(key, 0) + 1
-            return
-        if not MEMBER_LIKE.match(member):
-            return
-        parts = dotted_parts(node.value)
-        if parts is None:
-            return
-        self._pending_enum_refs.append(
-            (self._ref(parts), member, self._span(node), self._span(node.attr), ".".join(parts)))
+        self._record_attribute(node, node.value, node.attr.value)
+
+    # --- what the shared recording needs to know of libcst's nodes --------------------
+
+    def _dotted(self, node: cst.BaseExpression) -> Optional[Tuple[str, ...]]:
+        return dotted_parts(node)
+
+    def _attribute_of(self, node) -> Optional[Tuple[cst.BaseExpression, str]]:
+        return (node.value, node.attr.value) if isinstance(node, cst.Attribute) else None
+
+    def _name_of(self, node) -> Optional[str]:
+        return node.value if isinstance(node, cst.Name) else None
+
+    def _func_of(self, node) -> Optional[cst.BaseExpression]:
+        return node.func if isinstance(node, cst.Call) else None
+
+    def _call_arguments(self, call: cst.Call):
+        args = [a for a in call.args if not a.star]
+        return ([a.value for a in args if a.keyword is None],
+                [(a.keyword.value, a.value) for a in args if a.keyword is not None])
+
+    def _has_arguments(self, call: cst.Call) -> bool:
+        return bool(call.args)
+
+    def _is_lambda(self, node) -> bool:
+        return isinstance(node, cst.Lambda)
+
+    def _member_span(self, node: cst.Attribute) -> Span:
+        return self._span(node.attr)
+
 
 def _is_preamble(statement: cst.CSTNode) -> bool:
     """A module docstring or a `from __future__ import`: imports go after these."""
@@ -708,23 +572,6 @@ def _param_names(params: cst.Parameters) -> List[str]:
 def _is_static(node: cst.FunctionDef) -> bool:
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
                for d in node.decorators)
-
-
-def _is_stateless_scope(item: cst.BaseExpression) -> bool:
-    if not isinstance(item, cst.Call):
-        return False
-    func = item.func
-    name = func.attr.value if isinstance(func, cst.Attribute) else \
-        func.value if isinstance(func, cst.Name) else ""
-    return name in tfapi.STATELESS_SCOPE_NAMES
-
-
-def _scope_receiver(item: cst.BaseExpression) -> Optional[cst.BaseExpression]:
-    """`X` for a `X.scope()` with-item."""
-    if (isinstance(item, cst.Call) and not item.args and isinstance(item.func, cst.Attribute)
-            and item.func.attr.value == "scope"):
-        return item.func.value
-    return None
 
 
 # --- the walk ----------------------------------------------------------------------

@@ -14,8 +14,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import tfapi
 from .facts import (
-    OTHER, QNAME, Bound, CallEdge, ClassInfo, CreationCall, EnumRef, FileModel, FunctionInfo,
-    LayerCall, Read, Span, Update, Value,
+    OTHER, QNAME, Argument, Bound, CallEdge, ClassInfo, CreationCall, EnumRef, FileModel,
+    FunctionInfo, LayerCall, ObjectUse, Read, ReplicaEntry, ScopeEntry, Span, Update, Value,
 )
 from .names import CLASS, COMPREHENSION, FUNCTION, MODULE, Binding, NameResolver, PendingRef, Scope
 
@@ -223,6 +223,258 @@ class WalkState:
             index = self._creation_of_node.get(id(element))
             if index is not None:
                 self.model.creations[index].target = target
+
+    # --- what a builder tells about its tree's nodes ------------------------------------
+    # The recording below is the same for both trees; it sees nodes only through these.
+
+    def _dotted(self, node) -> Optional[Tuple[str, ...]]:
+        """('a', 'b') for `a.b`; None for anything but a plain dotted name."""
+        raise NotImplementedError
+
+    def _attribute_of(self, node) -> Optional[Tuple[object, str]]:
+        """(value, attr) for `value.attr`."""
+        raise NotImplementedError
+
+    def _name_of(self, node) -> Optional[str]:
+        """`x` for the plain name `x` (libcst's names include None, True, False)."""
+        raise NotImplementedError
+
+    def _func_of(self, node) -> Optional[object]:
+        """The callee expression of a call; None for anything else."""
+        raise NotImplementedError
+
+    def _call_arguments(self, call) -> Tuple[List[object], List[Tuple[str, object]]]:
+        """(positional values, [(keyword, value)]) of a call, `*`/`**` arguments left out."""
+        raise NotImplementedError
+
+    def _has_arguments(self, call) -> bool:
+        raise NotImplementedError
+
+    def _is_lambda(self, node) -> bool:
+        raise NotImplementedError
+
+    def _member_span(self, node) -> Span:
+        """The span of `attr` in the attribute `value.attr`."""
+        raise NotImplementedError
+
+    def _span(self, node) -> Span:
+        raise NotImplementedError
+
+    def _callee_text(self, parts: Tuple[str, ...]) -> str:
+        return ".".join(parts)
+
+    def _code(self, node) -> str:
+        raise NotImplementedError
+
+    def _is_self(self, node) -> bool:
+        raise NotImplementedError
+
+    def _bound_for(self, value, text: str) -> Bound:
+        raise NotImplementedError
+
+    def _ref_bound(self, node, text: Optional[str] = None) -> Bound:
+        raise NotImplementedError
+
+    def _value(self, node, depth: int = 0) -> Value:
+        raise NotImplementedError
+
+    def _arguments(self, call) -> Tuple[Argument, ...]:
+        raise NotImplementedError
+
+    # --- strategy scopes ----------------------------------------------------------
+
+    def _open_scopes(self, items: Sequence[object]) -> Tuple[int, int]:
+        """Enter a `with` statement's items (the expressions before `as`); what to pass
+        to `_close_scopes` when it ends."""
+        fn = self._fn
+        stateless = sum(1 for item in items if self._is_stateless_scope(item))
+        fn.stateless += stateless
+        opened = 0
+        for item in items:
+            receiver = self._scope_receiver(item)
+            if receiver is None:
+                continue
+            entry = ScopeEntry((), self._code(receiver), self._span(item), fn.id)
+            attribute = self._attribute_of(receiver)
+            if attribute is not None and self._is_self(attribute[0]):
+                entry.receivers = (Bound("self-attr", qname=fn.klass, attr=attribute[1],
+                                         text=entry.text, span=self._span(receiver)),)
+            else:
+                entry.receivers = (self._bound_for(receiver, entry.text),)
+            self.model.scopes.append(entry)
+            fn.scopes.append(len(self.model.scopes) - 1)
+            opened += 1
+        return stateless, opened
+
+    def _close_scopes(self, stateless: int, opened: int) -> None:
+        fn = self._fn
+        fn.stateless -= stateless
+        for _ in range(opened):
+            fn.scopes.pop()
+
+    def _is_stateless_scope(self, item) -> bool:
+        func = self._func_of(item)
+        if func is None:
+            return False
+        attribute = self._attribute_of(func)
+        name = attribute[1] if attribute is not None else self._name_of(func) or ""
+        return name in tfapi.STATELESS_SCOPE_NAMES
+
+    def _scope_receiver(self, item) -> Optional[object]:
+        """`X` for a `X.scope()` with-item."""
+        func = self._func_of(item)
+        if func is None or self._has_arguments(item):
+            return None
+        attribute = self._attribute_of(func)
+        return attribute[0] if attribute is not None and attribute[1] == "scope" else None
+
+    # --- calls and attributes -------------------------------------------------------
+
+    def _record_call(self, node) -> None:
+        func = self._func_of(node)
+        attribute = self._attribute_of(func)
+        last = attribute[1] if attribute is not None else self._name_of(func)
+        if last is None:
+            return
+        fn = self._fn
+        if attribute is not None and self._is_self(attribute[0]):
+            callee = Bound("method", qname=fn.klass, attr=last)
+            self.model.calls.append(CallEdge(fn.id, callee, tuple(fn.scopes), self._span(node)))
+        else:
+            parts = self._dotted(func)
+            if parts is not None:
+                # A function, a class, a method of an object (`model.build()`), or an
+                # object's `__call__` (`accumulator(grads)`).
+                if attribute is not None:
+                    options, method = (self._ref_bound(attribute[0]),), last
+                else:
+                    options, method = (self._ref_bound(func),), "__call__"
+                callee = Bound("call", text=self._callee_text(parts), attr=method,
+                               options=options)
+                self._pending_bounds.append((callee, self._ref(parts)))
+                self.model.calls.append(
+                    CallEdge(fn.id, callee, tuple(fn.scopes), self._span(node)))
+        if last in tfapi.CREATION_CALLEE_NAMES or last in self._creation_aliases:
+            self._record_creation(node, func, attribute, last, fn)
+        if last in tfapi.UPDATE_CALLEE_NAMES and not fn.stateless:
+            self._record_update(node, func, attribute, last, fn)
+        if attribute is not None:
+            receiver = attribute[0]
+            if last in tfapi.READ_METHODS and not self._has_arguments(node):
+                self.model.reads.append(Read(self._ref_bound(receiver), last, self._span(node),
+                                             fn.id, tuple(fn.scopes)))
+            if last in tfapi.REPLICA_RUN_METHODS or last in tfapi.REPLICA_CALL_METHODS \
+                    or last in tfapi.CROSS_REPLICA_FN_METHODS:
+                self._record_entry(node, receiver, last, fn)
+            if last in tfapi.OBJECT_USE_METHODS:
+                self.model.uses.append(ObjectUse(self._ref_bound(receiver), last,
+                                                 self._span(node), fn.id, tuple(fn.scopes)))
+        if last == "Checkpoint" or last in tfapi.SAVE_METHODS:
+            self._record_save(node, func, attribute, last, fn)
+        if last in tfapi.BATCH_NORMALIZATION_NAMES:
+            parts = self._dotted(func)
+            if parts is not None:
+                layer = LayerCall(None, self._arguments(node), self._span(node), fn.id,
+                                  tuple(fn.scopes))
+                self._pending_layer_calls.append((layer, self._ref(parts)))
+
+    def _record_update(self, node, func, attribute, last: str, fn: Function) -> None:
+        positional, _ = self._call_arguments(node)
+        value = self._value(positional[0]) if positional else None
+        receiver = self._ref_bound(attribute[0]) if attribute is not None else \
+            Bound("local", text=last)
+        update = Update(receiver, last, value, self._span(node), fn.id, tuple(fn.scopes))
+        # `tf.compat.v1.assign(ref, value)`, or a Keras optimizer's `self.assign(var, value)`:
+        # the first argument is what changes.
+        alternative = None
+        if positional:
+            second = self._value(positional[1]) if len(positional) > 1 else None
+            alternative = (self._ref_bound(positional[0]), second)
+        parts = self._dotted(func)
+        ref = self._ref(parts) if parts is not None else None
+        if attribute is not None and self._is_self(attribute[0]) and len(positional) >= 2:
+            ref = None  # a Keras optimizer's `self.assign(variable, value)`: a method in effect
+            update.receiver, update.value = alternative  # type: ignore[misc]
+            alternative = None
+        self._pending_updates.append((update, ref, alternative))
+
+    def _record_entry(self, node, receiver, last: str, fn: Function) -> None:
+        positional, keyword_list = self._call_arguments(node)
+        keywords = dict(keyword_list)
+        # `strategy.extended.update(...)`, `strategy.extended.call_for_each_replica(...)`
+        extended = self._attribute_of(receiver)
+        if extended is not None and extended[1] != "extended":
+            extended = None
+        if last in tfapi.CROSS_REPLICA_FN_METHODS:
+            if last == "update" and extended is None:
+                return
+            index = tfapi.CROSS_REPLICA_FN_METHODS[last]
+            target = keywords.get("merge_fn" if last == "merge_call" else "fn")
+            if target is None and len(positional) > index:
+                target = positional[index]
+            kind, strategy = "cross", None
+        else:
+            target = keywords.get("fn", positional[0] if positional else None)
+            if last in tfapi.REPLICA_CALL_METHODS:
+                if extended is None:
+                    return
+                receiver = extended[0]
+            kind, strategy = "replica", self._ref_bound(receiver)
+        if target is None:
+            return
+        if self._is_lambda(target):
+            self._entry_lambdas.add(id(target))
+        self.model.entries.append(ReplicaEntry(kind, strategy, self._ref_bound(target),
+                                               self._span(node), fn.id, tuple(fn.scopes)))
+
+    def _record_save(self, node, func, attribute, last: str, fn: Function) -> None:
+        parts = self._dotted(func)
+        span, scopes = self._span(node), tuple(fn.scopes)
+        positional, keywords = self._call_arguments(node)
+        if last == "Checkpoint":
+            if parts is None:
+                return
+            reads = [Read(self._ref_bound(value), "checkpoint", span, fn.id, scopes)
+                     for _, value in keywords]
+            self._pending_checkpoints.append((self._ref(parts), reads))
+            return
+        function_style = Read(self._ref_bound(positional[0]), "save", span, fn.id, scopes) \
+            if positional else None
+        method_style = Read(self._ref_bound(attribute[0]), "save", span, fn.id, scopes) \
+            if attribute is not None else None
+        if parts is not None and function_style is not None:
+            self._pending_saves.append((self._ref(parts), function_style, method_style))
+        elif method_style is not None:
+            self.model.reads.append(method_style)
+
+    def _record_creation(self, node, func, attribute, last: str, fn: Function) -> None:
+        method = last if last in tfapi.CREATION_METHODS else None
+        on_self = bool(method and attribute is not None and self._is_self(attribute[0]))
+        args = self._arguments(node)
+        parts = self._dotted(func)
+        creation = CreationCall(
+            callee=None, method=method, on_self=on_self, klass=fn.klass if on_self else None,
+            function=fn.id, args=args, span=self._span(node), func_span=self._span(func),
+            func_text=".".join(parts) if parts else self._code(func), scopes=tuple(fn.scopes),
+        )
+        self._pending_creations.append((creation, self._ref(parts) if parts else None))
+        self._creation_of_node[id(node)] = len(self.model.creations)
+        self.model.creations.append(creation)
+
+    def _record_attribute(self, node, value, member: str) -> None:
+        """`self.x` (a load, counted) or `<enum class>.MEMBER` (an enum reference)."""
+        if self._is_self(value):
+            key = (self._fn.id, member)
+            loads = self.model.self_loads
+            loads[key] = loads.get(key, 0) + 1
+            return
+        if not MEMBER_LIKE.match(member):
+            return
+        parts = self._dotted(value)
+        if parts is None:
+            return
+        self._pending_enum_refs.append(
+            (self._ref(parts), member, self._span(node), self._member_span(node), ".".join(parts)))
 
     # --- after the walk -----------------------------------------------------------
 
