@@ -62,8 +62,8 @@ class FileResult:
     suppressions: Suppressions = field(default_factory=Suppressions)
     errors: List[Finding] = field(default_factory=list)  # TFS900: unreadable, unparsable
     internal_error: bool = False
-    # The text the model was built from, while this run needs it to model the file
-    # again from libcst; never pickled (the cache, worker processes).
+    # The text an inexact model was built from, while this run may need it to model the
+    # file again from libcst; never pickled (the cache, worker processes).
     source: Optional[str] = field(default=None, repr=False, compare=False)
 
     def __getstate__(self):
@@ -104,7 +104,8 @@ def analyze_text(text: str, path: str, settings: Settings, module: Optional[str]
         # An inexact model's findings are never reported (its file is modelled again,
         # exactly, first), so its `# noqa` comments are not needed.
         result.suppressions = parse_suppressions(text)
-    result.source = text
+    else:
+        result.source = text  # kept for that: only an inexact model is modelled again
     return result
 
 
