@@ -74,20 +74,6 @@ class AstModelBuilder(WalkState):
         self.model.exact = False
         first = _NEWLINE.search(text)  # libcst's default_newline: the first line ending
         self.model.newline = first.group() if first else "\n"
-        self._handlers = {
-            ast.Module: self._module, ast.Import: self._import_node,
-            ast.ImportFrom: self._import_from_node, ast.ClassDef: self._class,
-            ast.FunctionDef: self._function, ast.AsyncFunctionDef: self._function,
-            ast.Lambda: self._lambda, ast.ListComp: self._comprehension,
-            ast.SetComp: self._comprehension, ast.GeneratorExp: self._comprehension,
-            ast.DictComp: self._comprehension, ast.Return: self._return,
-            ast.Assign: self._assign, ast.AnnAssign: self._ann_assign,
-            ast.AugAssign: self._aug_assign, ast.NamedExpr: self._named_expr,
-            ast.For: self._for, ast.AsyncFor: self._for, ast.With: self._with,
-            ast.AsyncWith: self._with, ast.ExceptHandler: self._except_handler,
-            ast.Call: self._call, ast.Attribute: self._attribute, ast.Dict: self._dict,
-            ast.Name: _leaf, ast.Constant: _leaf,
-        }
 
     # --- positions and text ----------------------------------------------------
 
@@ -143,9 +129,9 @@ class AstModelBuilder(WalkState):
     # --- the walk -------------------------------------------------------------------
 
     def walk(self, node: ast.AST) -> None:
-        handler = self._handlers.get(type(node))
+        handler = _HANDLERS.get(type(node))
         if handler is not None:
-            handler(node)
+            handler(self, node)
         else:
             self._children(node)
 
@@ -543,7 +529,7 @@ class AstModelBuilder(WalkState):
                     span.end_column)
 
 
-def _leaf(node: ast.AST) -> None:
+def _leaf(builder: AstModelBuilder, node: ast.AST) -> None:
     return None
 
 
@@ -587,6 +573,23 @@ def _param_names(args: ast.arguments) -> List[str]:
     if args.kwarg is not None:
         names.append(args.kwarg.arg)
     return names
+
+
+# Functions, not bound methods: a builder holding its own bound methods would be in a
+# reference cycle, kept (with its model and all its bookkeeping) until the cycle collector
+# runs, which a run pauses.
+_B = AstModelBuilder
+_HANDLERS = {
+    ast.Module: _B._module, ast.Import: _B._import_node, ast.ImportFrom: _B._import_from_node,
+    ast.ClassDef: _B._class, ast.FunctionDef: _B._function, ast.AsyncFunctionDef: _B._function,
+    ast.Lambda: _B._lambda, ast.ListComp: _B._comprehension, ast.SetComp: _B._comprehension,
+    ast.GeneratorExp: _B._comprehension, ast.DictComp: _B._comprehension,
+    ast.Return: _B._return, ast.Assign: _B._assign, ast.AnnAssign: _B._ann_assign,
+    ast.AugAssign: _B._aug_assign, ast.NamedExpr: _B._named_expr, ast.For: _B._for,
+    ast.AsyncFor: _B._for, ast.With: _B._with, ast.AsyncWith: _B._with,
+    ast.ExceptHandler: _B._except_handler, ast.Call: _B._call, ast.Attribute: _B._attribute,
+    ast.Dict: _B._dict, ast.Name: _leaf, ast.Constant: _leaf,
+}
 
 
 def build_model_from_ast(tree: ast.Module, path: str, module_name: str,
