@@ -16,7 +16,7 @@ import os
 import re
 import traceback
 import warnings
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
@@ -84,11 +84,18 @@ def rewrites_for(settings: Settings):
                                                            settings.keras))
 
 
+class NeedsLibcst(Exception):
+    """Only libcst can model this file, and the caller wants that done elsewhere."""
+
+
 def analyze_text(text: str, path: str, settings: Settings, module: Optional[str] = None,
-                 exact: bool = False, tree: Optional[ast.Module] = None) -> FileResult:
+                 exact: bool = False, tree: Optional[ast.Module] = None,
+                 libcst_here: bool = True) -> FileResult:
     """Stage 1 for one decoded source text: a model from Python's `ast` (`tree`, when
     the caller has parsed `text` already, as flake8 has), or, with `exact` (and for
-    what Python cannot parse), from libcst's tree."""
+    what Python cannot parse), from libcst's tree. Without `libcst_here`, raises
+    `NeedsLibcst` instead of parsing with libcst (whose native parser could crash the
+    process)."""
     result = FileResult(path)
     if not PREFILTER.search(text):
         return result
@@ -99,6 +106,8 @@ def analyze_text(text: str, path: str, settings: Settings, module: Optional[str]
         return result
     with collector_paused():
         if exact or not _build_from_ast(text, path, settings, module, result, tree):
+            if not libcst_here:
+                raise NeedsLibcst(path)
             _parse_and_build(text, path, settings, module, result)
     if result.model is None or result.model.exact:
         # An inexact model's findings are never reported (its file is modelled again,
@@ -305,7 +314,8 @@ class Job:
     key: Optional[str] = None  # cache digest; None: do not cache
 
 
-def analyze_bytes(path: str, data: bytes, settings: Settings) -> FileResult:
+def analyze_bytes(path: str, data: bytes, settings: Settings, libcst_here: bool = True
+                  ) -> FileResult:
     """Stage 1 for a file's bytes: decode (notebooks: their code cells), then analyse."""
     from .inputs import Input
 
@@ -313,7 +323,7 @@ def analyze_bytes(path: str, data: bytes, settings: Settings) -> FileResult:
         text = Input(path, data).text
     except UnreadableSource as exc:
         return unreadable(path, exc)
-    return analyze_text(text, path, settings)
+    return analyze_text(text, path, settings, libcst_here=libcst_here)
 
 
 def _init_worker(settings: Settings) -> None:
@@ -332,17 +342,52 @@ def _analyze_chunk(items: Sequence[Tuple[str, bytes]]) -> List[FileResult]:
 
 def _analyze_in_pool(items: List[Tuple[str, bytes]], settings: Settings, workers: int
                      ) -> List[FileResult]:
+    """`workers` processes in all: this one, and `workers - 1` forked ones.
+
+    The workers are fed chunks from the front (the largest files), this process takes
+    them from the back until the two meet, so that no one waits: what a worker does
+    costs pickling there and unpickling here, what this process does costs neither.
+    This process models only from Python's tree; a file that needs libcst goes to a
+    worker, so that a crash in libcst's native parser cannot take the run with it.
+    """
     context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
     chunk = max(1, min(4, len(items) // (workers * 8)))
+    chunks = [range(start, min(start + chunk, len(items)))
+              for start in range(0, len(items), chunk)]
     results: List[Optional[FileResult]] = [None] * len(items)
+    sent: List[Tuple[range, Future]] = []
+    head, tail = 0, len(chunks)  # chunks[head:tail] are nobody's yet
+    in_flight = 2 * (workers - 1)  # enough that a worker never waits for this process
     try:
-        with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
+        with ProcessPoolExecutor(workers - 1, mp_context=context, initializer=_init_worker,
                                  initargs=(settings,)) as pool:
-            batches = [(start, pool.submit(_analyze_chunk, items[start:start + chunk]))
-                       for start in range(0, len(items), chunk)]
-            for start, future in batches:
+            deferred: List[int] = []
+            while head < tail:
+                waiting = sum(1 for _, future in sent[-in_flight:] if not future.done()) \
+                    if in_flight else 0
                 try:
-                    results[start:start + chunk] = future.result()
+                    while waiting < in_flight and head < tail:
+                        sent.append((chunks[head], pool.submit(
+                            _analyze_chunk, [items[i] for i in chunks[head]])))
+                        head, waiting = head + 1, waiting + 1
+                except BrokenProcessPool:
+                    in_flight = 0  # this process does the rest, and nothing more is sent
+                if head < tail:
+                    tail -= 1
+                    for i in chunks[tail]:
+                        try:
+                            results[i] = analyze_bytes(*items[i], settings, libcst_here=False)
+                        except NeedsLibcst:
+                            deferred.append(i)
+            for i in deferred:  # if the pool is broken by now, they are isolated below
+                try:
+                    sent.append((range(i, i + 1), pool.submit(_analyze_chunk, [items[i]])))
+                except BrokenProcessPool:
+                    break
+            for indices, future in sent:
+                try:
+                    for i, result in zip(indices, future.result()):
+                        results[i] = result
                 except BrokenProcessPool:
                     pass
     except BrokenProcessPool:

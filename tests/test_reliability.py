@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 import syncadvisor.engine as engine
+import syncadvisor.cli as cli_module
 from syncadvisor import fixes
 from syncadvisor.api import check_source, fix_source
 from syncadvisor.cli import main
@@ -510,9 +511,42 @@ def test_a_worker_process_that_dies_is_an_internal_error_not_a_traceback(tmp_pat
     monkeypatch.setattr(engine, "_analyze_job", _die_on_victim)  # forked workers inherit it
     for k in range(6):
         (tmp_path / f"m{k}.py").write_text(BAD)
-    (tmp_path / "victim.py").write_text(BAD)
+    # The largest file: workers take the largest first (this process takes the smallest).
+    (tmp_path / "victim.py").write_text(BAD + "# padding\n" * 50)
     code, out, _ = run(["check", "--no-cache", "--jobs", "2", str(tmp_path)], capsys)
     assert code == 2 and "victim.py:1:1: TFS900" in out and "internal error" in out
+    assert all(f"m{k}.py:" in out for k in range(6))  # the others are still checked
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the pool forks on POSIX only")
+def test_the_main_process_leaves_libcst_to_the_workers(tmp_path, capsys, monkeypatch):
+    """The main process takes a share of the files, but only what Python's tree models:
+    a file that needs libcst (here: one Python cannot parse) goes to a worker process."""
+    monkeypatch.setattr(engine, "POOL_THRESHOLD", 0)
+    parsed_here, stage = [], []
+    real_parse, real_stage = engine._parse_and_build, engine.analyze_jobs
+
+    def parse(*args):
+        if stage:  # stage 1 (findings are modelled again from libcst here, in stage 2)
+            parsed_here.append(args[1])
+        return real_parse(*args)
+
+    def analyze_jobs(*args, **options):
+        stage.append(1)
+        try:
+            return real_stage(*args, **options)
+        finally:
+            stage.clear()
+
+    monkeypatch.setattr(engine, "_parse_and_build", parse)
+    monkeypatch.setattr(cli_module, "analyze_jobs", analyze_jobs)
+    for k in range(20):
+        (tmp_path / f"m{k:02}.py").write_text(BAD + "# padding\n" * (20 - k))
+    (tmp_path / "broken.py").write_text("import tensorflow as tf\nv = tf.Variable(1.\n")
+    code, out, _ = run(["check", "--no-cache", "--jobs", "2", str(tmp_path)], capsys)
+    assert "broken.py:2:" in out and "TFS900" in out and "cannot parse" in out
+    assert all(f"m{k:02}.py:" in out for k in range(20)) and code == 1
+    assert parsed_here == []  # forked workers append to their own copy of the list
 
 
 def test_a_fix_that_cannot_be_written_leaves_that_file_and_writes_the_others(tmp_path,
