@@ -216,20 +216,20 @@ SourceOf = Callable[[FileResult], Optional[str]]
 
 
 def run_rules(results: Sequence[FileResult], settings: Settings,
-              source_of: Optional[SourceOf] = None) -> RunResult:
+              source_of: Optional[SourceOf] = None, workers: int = 1) -> RunResult:
     """Stage 2: link every model of the run, run the rules, filter, sort.
 
     Files with findings from an `ast` model are modelled again from libcst (their text
     from `source_of`, by default the one kept in the result, else the file) and the
     run linked again: the models agree on everything but positions and texts, which
-    findings and fixes must take from libcst's tree.
+    findings and fixes must take from libcst's tree. In a large run with `workers`
+    > 1, that is done in worker processes, which import libcst while this one links.
     """
-    with collector_paused():
+    with collector_paused(), _Refiner(results, settings, workers) as refiner:
         first = _run_rules(results, settings)
         if not first.inexact:
             return first.run
-        refined = [_refine(r, settings, source_of) if r.path in first.inexact else r
-                   for r in results]
+        refined = refiner.refine(results, first.inexact, source_of)
         # Linked again with the new models, but only their files checked again: the
         # others' findings cannot change, as the two models agree but for positions.
         again = _run_rules(refined, settings, only=first.inexact)
@@ -242,8 +242,7 @@ def run_rules(results: Sequence[FileResult], settings: Settings,
                          [r for r in refined if r.path in first.inexact])
 
 
-def _refine(result: FileResult, settings: Settings, source_of: Optional[SourceOf]
-            ) -> FileResult:
+def _source_for_refining(result: FileResult, source_of: Optional[SourceOf]) -> Optional[str]:
     text = source_of(result) if source_of is not None else result.source
     if text is None:
         from .inputs import load_input
@@ -251,9 +250,83 @@ def _refine(result: FileResult, settings: Settings, source_of: Optional[SourceOf
         try:
             text = load_input(result.path).text
         except (UnreadableSource, OSError):
-            return result  # gone since: its findings keep Python's positions
-    module = result.model.module if result.model is not None else None
-    return analyze_text(text, result.path, settings, module, exact=True)
+            return None  # gone since: its findings keep Python's positions
+    return text
+
+
+def _refine_job(item: Tuple[str, str, Optional[str]]) -> FileResult:
+    assert _WORKER_SETTINGS is not None
+    text, path, module = item
+    return analyze_text(text, path, _WORKER_SETTINGS, module, exact=True)
+
+
+def _init_refiner(settings: Settings) -> None:
+    _init_worker(settings)
+    import libcst  # noqa: F401 - imported while the main process links the run
+
+    from .model import builder  # noqa: F401
+
+
+def _started() -> None:
+    return None
+
+
+class _Refiner:
+    """Models files again from libcst: here, or (a large run, `workers` > 1) in worker
+    processes started before the run is linked, so that importing libcst (a quarter
+    of a second) and parsing happen there, side by side, and a crash in libcst's
+    native parser costs only its file."""
+
+    def __init__(self, results: Sequence[FileResult], settings: Settings, workers: int):
+        self.settings = settings
+        self.pool: Optional[ProcessPoolExecutor] = None
+        self.context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+        inexact = sum(1 for r in results if r.model is not None and not r.model.exact)
+        if workers > 1 and inexact >= REFINER_THRESHOLD:
+            self.pool = ProcessPoolExecutor(workers, mp_context=self.context,
+                                            initializer=_init_refiner, initargs=(settings,))
+            for _ in range(workers):  # each one starts a process, which imports libcst
+                self.pool.submit(_started)
+
+    def __enter__(self) -> "_Refiner":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def refine(self, results: Sequence[FileResult], paths: Set[str],
+               source_of: Optional[SourceOf]) -> List[FileResult]:
+        refined = list(results)
+        jobs: List[Tuple[int, Tuple[str, str, Optional[str]]]] = []
+        for i, result in enumerate(results):
+            if result.path in paths:
+                text = _source_for_refining(result, source_of)
+                if text is not None:
+                    module = result.model.module if result.model is not None else None
+                    jobs.append((i, (text, result.path, module)))
+        if self.pool is None:
+            for i, item in jobs:
+                refined[i] = analyze_text(item[0], item[1], self.settings, item[2], exact=True)
+            return refined
+        futures = []
+        try:
+            # Largest first, so that no worker is left with a large file at the end.
+            for i, item in sorted(jobs, key=lambda job: -len(job[1][0])):
+                futures.append((i, item, self.pool.submit(_refine_job, item)))
+        except BrokenProcessPool:
+            pass
+        done = set()
+        for i, item, future in futures:
+            try:
+                refined[i] = future.result()
+                done.add(i)
+            except BrokenProcessPool:
+                pass
+        for i, item in jobs:  # a worker died: each file left alone in its own process
+            if i not in done:
+                refined[i] = _isolated(_refine_job, item, item[1], self.settings, self.context)
+        return refined
 
 
 @dataclass
@@ -304,6 +377,8 @@ def _run_rules(results: Sequence[FileResult], settings: Settings,
 
 # Below this much source, starting worker processes costs more than it saves.
 POOL_THRESHOLD = 1_000_000  # bytes
+# Below this many files to link, linking takes less time than a worker's importing libcst.
+REFINER_THRESHOLD = 100
 _WORKER_SETTINGS: Optional[Settings] = None
 
 
@@ -402,13 +477,18 @@ def _analyze_in_pool(items: List[Tuple[str, bytes]], settings: Settings, workers
 
 
 def _analyze_isolated(item: Tuple[str, bytes], settings: Settings, context) -> FileResult:
+    return _isolated(_analyze_job, item, item[0], settings, context)
+
+
+def _isolated(job: Callable, item, path: str, settings: Settings, context) -> FileResult:
+    """`job(item)` alone in a new worker process; an internal error if that dies too."""
     try:
         with ProcessPoolExecutor(1, mp_context=context, initializer=_init_worker,
                                  initargs=(settings,)) as pool:
-            return pool.submit(_analyze_job, item).result()
+            return pool.submit(job, item).result()
     except BrokenProcessPool:
-        result = FileResult(item[0])
-        result.errors.append(tool_error(item[0], "internal error while checking this file: the "
+        result = FileResult(path)
+        result.errors.append(tool_error(path, "internal error while checking this file: the "
                                         "process checking it died (a crash in native code, or "
                                         "out of memory) (please report it)"))
         result.internal_error = True

@@ -44,13 +44,15 @@ def test_both_trees_give_the_same_model(path):
     assert [c.span.line for c in fast.creations] == [c.span.line for c in exact.creations]
 
 
-def _findings(jobs, settings, monkeypatch, exact_only):
+def _findings(jobs, settings, monkeypatch, exact_only, refine_workers=1):
     with monkeypatch.context() as patch:
         if exact_only:  # every model from libcst, as before the ast path existed
             patch.setattr(engine, "_build_from_ast", lambda *args: False)
+        if refine_workers > 1:
+            patch.setattr(engine, "REFINER_THRESHOLD", 0)
         results = engine.analyze_jobs(jobs, settings, workers=os.cpu_count() or 1)
         texts = {job.path: job.data.decode("utf-8", "surrogateescape") for job in jobs}
-        run = engine.run_rules(results, settings, lambda r: texts[r.path])
+        run = engine.run_rules(results, settings, lambda r: texts[r.path], refine_workers)
     assert all(r.model is None or r.model.exact for r in run.refined)
     return [(f.path, f.line, f.column, f.end_line, f.end_column, f.code, f.severity,
              f.message, f.fix) for f in run.findings]
@@ -66,6 +68,37 @@ def test_fixture_findings_do_not_depend_on_the_tree(monkeypatch):
     fast = _findings(jobs, settings, monkeypatch, exact_only=False)
     assert fast == _findings(jobs, settings, monkeypatch, exact_only=True)
     assert len(fast) > 100
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the pool forks on POSIX only")
+def test_refining_in_worker_processes_gives_the_same_findings(monkeypatch):
+    jobs = _jobs(SOURCES)
+    settings = Settings()
+    here = _findings(jobs, settings, monkeypatch, exact_only=False)
+    assert _findings(jobs, settings, monkeypatch, exact_only=False, refine_workers=2) == here
+
+
+def _die_refining_victim(item):
+    """A refining job (module level, for the pool) whose worker dies on one file."""
+    if item[1].endswith("/TFS101_none_mirrored.py"):
+        os._exit(9)  # as a crash in libcst's native parser would
+    return _REFINE_JOB(item)
+
+
+_REFINE_JOB = engine._refine_job
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the pool forks on POSIX only")
+def test_a_refining_worker_that_dies_costs_only_its_file(monkeypatch):
+    jobs = _jobs(SOURCES)
+    settings = Settings()
+    here = _findings(jobs, settings, monkeypatch, exact_only=False)
+    monkeypatch.setattr(engine, "_refine_job", _die_refining_victim)  # workers inherit it
+    pooled = _findings(jobs, settings, monkeypatch, exact_only=False, refine_workers=2)
+    victim = [f for f in pooled if f[0].endswith("/TFS101_none_mirrored.py")]
+    assert [(f[5], "process checking it died" in f[7]) for f in victim] == [("TFS900", True)]
+    assert [f for f in pooled if f not in victim] == [
+        f for f in here if not f[0].endswith("/TFS101_none_mirrored.py")]
 
 
 def _installed(package: str):
