@@ -119,6 +119,9 @@ class UsageAnalysis:
         self._keras_kind = keras_kind  # class id -> (family, kind) or (None, None)
         self._memo: Dict[Tuple[int, str], FrozenSet[Obj]] = {}
         self.where: Dict[str, Set[Where]] = defaultdict(set)
+        # Every name a project function or method has: `obj.name()` can run a project
+        # method only if `name` is one (most method calls are on library objects).
+        self._function_names = frozenset(fid.rpartition(".")[2] for fid in index.functions)
         self.edges_by_span: Dict[Tuple[str, Span], Tuple[Optional[str], Tuple[int, ...]]] = {}
         for fm in index.files:
             for edge in fm.calls:
@@ -309,7 +312,8 @@ class UsageAnalysis:
 
     def _instance_callees(self, bound: Bound, path: str) -> List[str]:
         """`obj.method()` where obj is an instance of a project class."""
-        if bound.kind != "call" or not bound.attr or not bound.options:
+        if bound.kind != "call" or not bound.attr or not bound.options or \
+                bound.attr not in self._function_names:
             return []
         targets = []
         for cls in self.instances_of(bound.options[0], path):
