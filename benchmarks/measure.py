@@ -14,6 +14,12 @@ Peak memory, two numbers:
   Shared pages (forked workers, shared libraries) count once per process, so
   it is an upper bound, and a peak shorter than the interval can be missed.
   ``None`` where ``/proc`` is missing.
+* ``tree_pss_mb`` -- the largest sum of PSS over the tree (``/proc/PID/smaps_rollup``):
+  each shared page is split between the processes that share it, so the sum is
+  what the tree really holds -- a forked worker's inherited copy of its parent
+  counts once, not once per process.  Reading it costs milliseconds per sample
+  (the kernel walks the page tables), so it is only sampled when asked for, in a
+  run of its own, never in a timed one.
 """
 
 from __future__ import annotations
@@ -29,12 +35,15 @@ from pathlib import Path
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 _HAVE_PROC = Path("/proc/self/statm").exists()
+_HAVE_SMAPS = Path("/proc/self/smaps_rollup").exists()
 _MAXRSS_UNIT = 1 if os.uname().sysname == "Darwin" else 1024  # bytes on macOS, KiB elsewhere
 
 MEMORY_METHOD = (
     "largest process: ru_maxrss from os.wait4 (same number as /usr/bin/time -f %M); "
     + ("tree: sum of RSS over the process tree, sampled from /proc every 50 ms (upper bound)"
        if _HAVE_PROC else "tree: not available (no /proc)")
+    + ("; tree PSS: sum of PSS over the process tree (shared pages split between their "
+       "processes), sampled every 50 ms in one extra untimed run" if _HAVE_SMAPS else "")
 )
 
 
@@ -46,6 +55,7 @@ class RunResult:
     maxrss_mb: float | None
     tree_rss_mb: float | None
     stderr_tail: str = ""
+    tree_pss_mb: float | None = None
     source: str | None = None  # syncadvisor runs: fingerprint of its sources right after the run
 
     def to_dict(self) -> dict:
@@ -74,34 +84,48 @@ def _rss_bytes(pid: int) -> int:
         return 0
 
 
-def tree_rss(pid: int) -> int:
-    """Sum of RSS of ``pid`` and all its descendants, in bytes."""
+def _pss_bytes(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def tree_rss(pid: int, per_process=_rss_bytes) -> int:
+    """Sum of RSS (or of ``per_process``) of ``pid`` and all its descendants, in bytes."""
     total, stack, seen = 0, [pid], set()
     while stack:
         p = stack.pop()
         if p in seen:
             continue
         seen.add(p)
-        total += _rss_bytes(p)
+        total += per_process(p)
         stack.extend(_children(p))
     return total
 
 
 def run_measured(cmd: list[str], cwd: Path, env: dict | None = None, timeout: float | None = None,
-                 poll_interval: float = 0.05, track_tree: bool = True) -> RunResult:
+                 poll_interval: float = 0.05, track_tree: bool = True,
+                 track_pss: bool = False) -> RunResult:
     """Run ``cmd`` (stdout discarded, stderr kept for diagnostics) and measure it."""
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, cwd=str(cwd), env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
         done = threading.Event()
-        state = {"tree_peak": 0, "timed_out": False}
+        state = {"tree_peak": 0, "pss_peak": 0, "timed_out": False}
 
         def watch() -> None:
             deadline = start + timeout if timeout else None
             while not done.is_set():
                 if track_tree and _HAVE_PROC:
                     state["tree_peak"] = max(state["tree_peak"], tree_rss(proc.pid))
+                if track_pss and _HAVE_SMAPS:
+                    state["pss_peak"] = max(state["pss_peak"], tree_rss(proc.pid, _pss_bytes))
                 if deadline and time.perf_counter() > deadline:
                     state["timed_out"] = True
                     try:
@@ -141,4 +165,6 @@ def run_measured(cmd: list[str], cwd: Path, env: dict | None = None, timeout: fl
         tree_rss_mb=(max(state["tree_peak"], ru.ru_maxrss * _MAXRSS_UNIT) / 1e6)
         if (track_tree and _HAVE_PROC) else None,
         stderr_tail=tail,
+        tree_pss_mb=state["pss_peak"] / 1e6 if (track_pss and _HAVE_SMAPS and state["pss_peak"])
+        else None,
     )

@@ -117,8 +117,9 @@ def _fmt_target_value(t: dict) -> str:
     if t["unit"] == "overhead":
         return f"{v:+.1%}"
     if t["unit"] == "MB":
-        proc, tree = t.get("largest_process_mb"), t.get("tree_rss_mb")
-        return f"largest process {_mb(proc)} MB, tree sum {_mb(tree)} MB"
+        proc, tree, pss = t.get("largest_process_mb"), t.get("tree_rss_mb"), t.get("tree_pss_mb")
+        text = f"largest process {_mb(proc)} MB, tree sum {_mb(tree)} MB (RSS)"
+        return text + (f", {_mb(pss)} MB (PSS)" if pss is not None else "")
     prefix = "> " if t.get("lower_bound") else ""
     return f"{prefix}{v:.2f} {t['unit']}"
 

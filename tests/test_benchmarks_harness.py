@@ -153,3 +153,30 @@ def test_target_verdicts_from_numbers():
     assert t["vs_torchfix"]["verdict"] == "UNSURE" and t["vs_torchfix"]["lower_bound"] is True
     assert t["memory_cold"]["verdict"] == "UNSURE"
     assert t["memory_warm"]["verdict"] == "FAIL"
+
+
+def test_memory_verdict_uses_the_tree_pss_when_measured():
+    """RSS summed over a forked tree counts the parent's pages once per child; PSS does not."""
+    def row(proc, tree, pss):
+        return {"median_s": 1.0, "status": "ok", "lower_bound_s": None, "reason": "",
+                "maxrss_mb": proc, "tree_rss_mb": tree, "tree_pss_mb": pss}
+
+    summary = {"ruff": row(10, 10, None), "syncadvisor-cold": row(200, 550, 280),
+               "syncadvisor-warm": row(200, 550, 320)}
+    t = {x["id"]: x for x in harness.evaluate_targets(summary)}
+    assert t["memory_cold"]["verdict"] == "PASS" and t["memory_cold"]["value"] == 280
+    assert t["memory_warm"]["verdict"] == "FAIL"
+    assert "280 MB (PSS)" in report._fmt_target_value(t["memory_cold"])
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps_rollup").exists(), reason="needs Linux's /proc")
+def test_tree_pss_counts_a_forked_childs_shared_pages_once(tmp_path):
+    measure = importlib.import_module("benchmarks.measure")
+    script = ("import os, time\n"
+              "block = bytearray(os.urandom(1 << 20)) * 80  # 80 MB, touched\n"
+              "if os.fork() == 0:\n    time.sleep(1.0)\n    os._exit(0)\n"
+              "time.sleep(1.0)\nos.wait()\n")
+    r = measure.run_measured([sys.executable, "-c", script], cwd=tmp_path, track_pss=True)
+    assert r.returncode == 0 and r.tree_pss_mb is not None
+    assert r.tree_rss_mb > 160  # the child's inherited copy counted again
+    assert 80 < r.tree_pss_mb < r.tree_rss_mb - 50
