@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_right
 from sys import intern
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -25,6 +26,7 @@ from .names import NameResolver
 from .walk_state import MAX_VALUE_DEPTH, WalkState, literal_int
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _CONSTANT_NAMES = {None: "None", True: "True", False: "False"}
 _SKIPPED_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "kind", "is_async",
                              "type_ignores", "simple", "conversion", "level"})
@@ -69,8 +71,15 @@ class AstModelBuilder(WalkState):
         super().__init__(path, module, resolver)
         self._text = text
         self._starts = line_starts(text)
-        self._ascii = text.isascii()
-        self._encoded: Dict[int, Optional[bytes]] = {}  # line -> its UTF-8 (non-ASCII files)
+        # line -> its UTF-8, for the lines with a non-ASCII character (columns differ there)
+        self._wide: Dict[int, bytes] = {}
+        if not text.isascii():
+            for run in _NON_ASCII.finditer(text):
+                line = bisect_right(self._starts, run.start())
+                if line not in self._wide:
+                    end = self._starts[line] if line < len(self._starts) else len(text)
+                    self._wide[line] = text[self._starts[line - 1]:end].encode(
+                        "utf-8", "surrogatepass")
         self.model.exact = False
         first = _NEWLINE.search(text)  # libcst's default_newline: the first line ending
         self.model.newline = first.group() if first else "\n"
@@ -79,25 +88,16 @@ class AstModelBuilder(WalkState):
 
     def _column(self, line: int, byte_column: int) -> int:
         """Python counts columns in UTF-8 bytes; spans count characters."""
-        if self._ascii:
-            return byte_column
-        encoded = self._encoded.get(line)
-        if encoded is None:
-            starts = self._starts
-            end = starts[line] if line < len(starts) else len(self._text)
-            text = self._text[starts[line - 1]:end]
-            # None for an ASCII line (most lines of a file with a few non-ASCII ones)
-            encoded = self._encoded[line] = None if text.isascii() else text.encode(
-                "utf-8", "surrogatepass")
+        encoded = self._wide.get(line)
         if encoded is None:
             return byte_column
         return len(encoded[:byte_column].decode("utf-8", "ignore"))
 
     def _span(self, node: ast.AST) -> Span:
-        if self._ascii:
-            return Span(node.lineno, node.col_offset,  # type: ignore[attr-defined]
-                        node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
         line, end_line = node.lineno, node.end_lineno  # type: ignore[attr-defined]
+        wide = self._wide
+        if not wide or (line not in wide and end_line not in wide):
+            return Span(line, node.col_offset, end_line, node.end_col_offset)  # type: ignore[attr-defined]
         return Span(line, self._column(line, node.col_offset),  # type: ignore[attr-defined]
                     end_line, self._column(end_line, node.end_col_offset))  # type: ignore[attr-defined]
 
