@@ -14,6 +14,7 @@ import ast
 import multiprocessing
 import os
 import re
+import threading
 import traceback
 import warnings
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -216,16 +217,19 @@ SourceOf = Callable[[FileResult], Optional[str]]
 
 
 def run_rules(results: Sequence[FileResult], settings: Settings,
-              source_of: Optional[SourceOf] = None, workers: int = 1) -> RunResult:
+              source_of: Optional[SourceOf] = None, refiner: Optional["Refiner"] = None
+              ) -> RunResult:
     """Stage 2: link every model of the run, run the rules, filter, sort.
 
     Files with findings from an `ast` model are modelled again from libcst (their text
     from `source_of`, by default the one kept in the result, else the file) and the
     run linked again: the models agree on everything but positions and texts, which
-    findings and fixes must take from libcst's tree. In a large run with `workers`
-    > 1, that is done in worker processes, which import libcst while this one links.
+    findings and fixes must take from libcst's tree. A `Refiner` with worker processes
+    does that there; by default it is done here.
     """
-    with collector_paused(), _Refiner(results, settings, workers) as refiner:
+    with collector_paused():
+        refiner = refiner or Refiner(settings)
+        refiner.prepare()  # workers import libcst while this process links the run
         first = _run_rules(results, settings)
         if not first.inexact:
             return first.run
@@ -260,40 +264,72 @@ def _refine_job(item: Tuple[str, str, Optional[str]]) -> FileResult:
     return analyze_text(text, path, _WORKER_SETTINGS, module, exact=True)
 
 
-def _init_refiner(settings: Settings) -> None:
-    _init_worker(settings)
-    import libcst  # noqa: F401 - imported while the main process links the run
+_WORKER_BARRIER = None
 
-    from .model import builder  # noqa: F401
+
+def _init_refiner(settings: Settings, barrier) -> None:
+    global _WORKER_BARRIER
+    _init_worker(settings)
+    _WORKER_BARRIER = barrier
 
 
 def _started() -> None:
     return None
 
 
-class _Refiner:
-    """Models files again from libcst: here, or (a large run, `workers` > 1) in worker
-    processes started before the run is linked, so that importing libcst (a quarter
-    of a second) and parsing happen there, side by side, and a crash in libcst's
-    native parser costs only its file."""
+def _import_libcst() -> None:
+    import libcst  # noqa: F401
 
-    def __init__(self, results: Sequence[FileResult], settings: Settings, workers: int):
+    from .model import builder  # noqa: F401
+
+    try:  # every worker takes one of these: each waits here until all have one
+        _WORKER_BARRIER.wait(timeout=30)  # type: ignore[union-attr]
+    except threading.BrokenBarrierError:
+        pass
+
+
+class Refiner:
+    """Models files again from libcst (stage 2): here, or in `workers` processes.
+
+    The processes are forked when this is made, before stage 1, while this process is
+    small: forked later, they would hold a copy of every page of models that linking
+    then touches here (keras+tf_keras: the run's memory, summed as PSS, 308 MB with two
+    forked late). They import libcst while this process links the run, and parse side
+    by side; a crash in libcst's native parser costs only its file.
+    """
+
+    def __init__(self, settings: Settings, workers: int = 1):
         self.settings = settings
+        self.workers = workers
         self.pool: Optional[ProcessPoolExecutor] = None
         self.context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
-        inexact = sum(1 for r in results if r.model is not None and not r.model.exact)
-        if workers > 1 and inexact >= REFINER_THRESHOLD:
+        self.prepared = False
+        if workers > 1:
+            barrier = self.context.Barrier(workers)
             self.pool = ProcessPoolExecutor(workers, mp_context=self.context,
-                                            initializer=_init_refiner, initargs=(settings,))
-            for _ in range(workers):  # each one starts a process, which imports libcst
-                self.pool.submit(_started)
+                                            initializer=_init_refiner,
+                                            initargs=(settings, barrier))
+            self.pool.submit(_started)  # starts every worker process now
 
-    def __enter__(self) -> "_Refiner":
+    def __enter__(self) -> "Refiner":
         return self
 
     def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def close(self) -> None:
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
+
+    def prepare(self) -> None:
+        if self.pool is not None and not self.prepared:
+            self.prepared = True
+            try:
+                for _ in range(self.workers):
+                    self.pool.submit(_import_libcst)
+            except BrokenProcessPool:
+                pass
 
     def refine(self, results: Sequence[FileResult], paths: Set[str],
                source_of: Optional[SourceOf]) -> List[FileResult]:
@@ -377,8 +413,6 @@ def _run_rules(results: Sequence[FileResult], settings: Settings,
 
 # Below this much source, starting worker processes costs more than it saves.
 POOL_THRESHOLD = 1_000_000  # bytes
-# Below this many files to link, linking takes less time than a worker's importing libcst.
-REFINER_THRESHOLD = 100
 _WORKER_SETTINGS: Optional[Settings] = None
 
 

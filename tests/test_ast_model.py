@@ -48,11 +48,10 @@ def _findings(jobs, settings, monkeypatch, exact_only, refine_workers=1):
     with monkeypatch.context() as patch:
         if exact_only:  # every model from libcst, as before the ast path existed
             patch.setattr(engine, "_build_from_ast", lambda *args: False)
-        if refine_workers > 1:
-            patch.setattr(engine, "REFINER_THRESHOLD", 0)
-        results = engine.analyze_jobs(jobs, settings, workers=os.cpu_count() or 1)
-        texts = {job.path: job.data.decode("utf-8", "surrogateescape") for job in jobs}
-        run = engine.run_rules(results, settings, lambda r: texts[r.path], refine_workers)
+        with engine.Refiner(settings, refine_workers) as refiner:
+            results = engine.analyze_jobs(jobs, settings, workers=os.cpu_count() or 1)
+            texts = {job.path: job.data.decode("utf-8", "surrogateescape") for job in jobs}
+            run = engine.run_rules(results, settings, lambda r: texts[r.path], refiner)
     assert all(r.model is None or r.model.exact for r in run.refined)
     return [(f.path, f.line, f.column, f.end_line, f.end_column, f.code, f.severity,
              f.message, f.fix) for f in run.findings]
