@@ -16,7 +16,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from . import __version__
 from .config import ConfigError, Settings, load_settings, validate_codes
 from .cache import FOLDER, Cache, default_directory
-from .engine import POOL_THRESHOLD, Job, Refiner, RunResult, analyze_jobs, run_rules, unreadable
+from .engine import Job, Refiner, RunResult, analyze_jobs, run_rules, unreadable
 from .files import MissingPath, UnreadableSource, discover, encode_source, module_name
 from .inputs import Input, load_input
 from .fixes import WriteError, fix_results, unified_diff, write_fixed
@@ -197,16 +197,14 @@ def _check(args: argparse.Namespace) -> int:
         findings = cache.load_run(settings.root, keys)
         if findings is not None:
             return _report(args, RunResult(findings, len(files)), inputs)
-    if args.fix or args.diff:
-        analysed = analyze_jobs(jobs, settings, args.jobs, cache)
-        results = [analysed[s] if isinstance(s, int) else s for s in slots]
-        return _fix(args, results, inputs, settings, stdin="-" in paths)
+    fixing = args.fix or args.diff
     # A large run models files with findings again from libcst in worker processes,
-    # started now, while this process is small (see engine.Refiner).
-    large = args.jobs > 1 and sum(len(job.data) for job in jobs) > POOL_THRESHOLD
-    with Refiner(settings, args.jobs if large else 1) as refiner:
+    # started now, while this process is small (see engine.Refiner); fixing does not.
+    with Refiner.for_jobs(jobs, settings, 1 if fixing else args.jobs) as refiner:
         analysed = analyze_jobs(jobs, settings, args.jobs, cache)
         results = [analysed[s] if isinstance(s, int) else s for s in slots]
+        if fixing:
+            return _fix(args, results, inputs, settings, stdin="-" in paths)
         run = run_rules(results, settings, lambda result: inputs[result.path].text, refiner)
     if cache is not None:
         key_of = {job.path: job.key for job in jobs}

@@ -258,10 +258,14 @@ def _source_for_refining(result: FileResult, source_of: Optional[SourceOf]) -> O
     return text
 
 
+def _model_exactly(item: Tuple[str, str, Optional[str]], settings: Settings) -> FileResult:
+    text, path, module = item
+    return analyze_text(text, path, settings, module, exact=True)
+
+
 def _refine_job(item: Tuple[str, str, Optional[str]]) -> FileResult:
     assert _WORKER_SETTINGS is not None
-    text, path, module = item
-    return analyze_text(text, path, _WORKER_SETTINGS, module, exact=True)
+    return _model_exactly(item, _WORKER_SETTINGS)
 
 
 _WORKER_BARRIER = None
@@ -302,7 +306,7 @@ class Refiner:
         self.settings = settings
         self.workers = workers
         self.pool: Optional[ProcessPoolExecutor] = None
-        self.context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+        self.context = _pool_context()
         self.prepared = False
         if workers > 1:
             barrier = self.context.Barrier(workers)
@@ -310,6 +314,12 @@ class Refiner:
                                             initializer=_init_refiner,
                                             initargs=(settings, barrier))
             self.pool.submit(_started)  # starts every worker process now
+
+    @classmethod
+    def for_jobs(cls, jobs: Sequence["Job"], settings: Settings, workers: int) -> "Refiner":
+        """Worker processes for a run large enough for a pool in stage 1; else none."""
+        large = workers > 1 and sum(len(job.data) for job in jobs) > POOL_THRESHOLD
+        return cls(settings, workers if large else 1)
 
     def __enter__(self) -> "Refiner":
         return self
@@ -343,7 +353,7 @@ class Refiner:
                     jobs.append((i, (text, result.path, module)))
         if self.pool is None:
             for i, item in jobs:
-                refined[i] = analyze_text(item[0], item[1], self.settings, item[2], exact=True)
+                refined[i] = _model_exactly(item, self.settings)
             return refined
         futures = []
         try:
@@ -435,6 +445,11 @@ def analyze_bytes(path: str, data: bytes, settings: Settings, libcst_here: bool 
     return analyze_text(text, path, settings, libcst_here=libcst_here)
 
 
+def _pool_context():
+    """Fork where there is fork: a worker starts at once, with everything imported."""
+    return multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+
+
 def _init_worker(settings: Settings) -> None:
     global _WORKER_SETTINGS
     _WORKER_SETTINGS = settings
@@ -459,7 +474,7 @@ def _analyze_in_pool(items: List[Tuple[str, bytes]], settings: Settings, workers
     This process models only from Python's tree; a file that needs libcst goes to a
     worker, so that a crash in libcst's native parser cannot take the run with it.
     """
-    context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+    context = _pool_context()
     chunk = max(1, min(4, len(items) // (workers * 8)))
     chunks = [range(start, min(start + chunk, len(items)))
               for start in range(0, len(items), chunk)]
