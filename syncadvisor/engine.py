@@ -13,7 +13,9 @@ from __future__ import annotations
 import ast
 import multiprocessing
 import os
-import re
+import pickle
+import shutil
+import tempfile
 import threading
 import traceback
 import warnings
@@ -44,16 +46,19 @@ PARSE_ERROR = "TFS900"
 PARSE_ERROR_NAME = "parse-error"
 
 # A file without any of these words cannot hold a variable site, an enum
-# reference or a strategy scope, so it is never parsed.
-PREFILTER = re.compile(
-    r"Variable|get_variable|get_local_variable|add_weight|add_variable|Synchronization"
-    r"|Aggregation|scope|Strategy|strategy"
-)
-
-
+# reference or a strategy scope, so it is never parsed. Searched for one at a time:
+# `in` finds a word several times faster than a regular expression of the ten.
+PREFILTER_WORDS = ("Variable", "scope", "strategy", "Strategy", "add_weight", "get_variable",
+                   "get_local_variable", "add_variable", "Synchronization", "Aggregation")
 # The same words in a file's bytes, for every encoding a source file may have (an
 # ASCII-compatible one; anything else fails to decode, wherever that is done).
-_PREFILTER_BYTES = re.compile(PREFILTER.pattern.encode("ascii"))
+_PREFILTER_BYTES = tuple(word.encode("ascii") for word in PREFILTER_WORDS)
+
+
+def may_hold_a_finding(source) -> bool:
+    """False when `source` (text, or a file's bytes) has none of `PREFILTER_WORDS`."""
+    words = _PREFILTER_BYTES if isinstance(source, bytes) else PREFILTER_WORDS
+    return any(word in source for word in words)
 
 
 @dataclass
@@ -98,7 +103,7 @@ def analyze_text(text: str, path: str, settings: Settings, module: Optional[str]
     `NeedsLibcst` instead of parsing with libcst (whose native parser could crash the
     process)."""
     result = FileResult(path)
-    if not PREFILTER.search(text):
+    if not may_hold_a_finding(text):
         return result
     hazard = parse_hazard(text)
     if hazard is not None:
@@ -460,13 +465,46 @@ def _analyze_job(item: Tuple[str, bytes]) -> FileResult:
     return analyze_bytes(item[0], item[1], _WORKER_SETTINGS)
 
 
-def _analyze_chunk(items: Sequence[Tuple[str, bytes]]) -> List[FileResult]:
-    return [_analyze_job(item) for item in items]
+# A stage-1 worker's share of the run: the files (inherited when forked, so never sent
+# through a pipe), and the folder its results go to.
+_WORKER_ITEMS: Sequence[Tuple[str, bytes]] = ()
+_WORKER_SPOOL = ""
 
 
-def _analyze_in_pool(items: List[Tuple[str, bytes]], settings: Settings, workers: int
-                     ) -> List[FileResult]:
-    """`workers` processes in all: this one, and `workers - 1` forked ones.
+def _init_stage_one(settings: Settings, items: Sequence[Tuple[str, bytes]], spool: str) -> None:
+    global _WORKER_ITEMS, _WORKER_SPOOL
+    _init_worker(settings)
+    _WORKER_ITEMS, _WORKER_SPOOL = items, spool
+
+
+def _analyze_chunk(indices: Sequence[int]) -> str:
+    """Analyse `_WORKER_ITEMS[i]` for each index; the results are pickled to a file,
+    whose name is returned. Sent back through the pool's pipe, a chunk's models held
+    the worker until the parent's result thread had read them all, 64 KB at a time,
+    each read waiting for the GIL that the parent's own analysis holds: keras+tf_keras,
+    the worker sat idle 0.7 s of a 2.6 s stage."""
+    results = [_analyze_job(_WORKER_ITEMS[i]) for i in indices]
+    handle, name = tempfile.mkstemp(dir=_WORKER_SPOOL)
+    with os.fdopen(handle, "wb") as spooled:
+        pickle.dump(results, spooled, protocol=pickle.HIGHEST_PROTOCOL)
+    return name
+
+
+def _nothing() -> None:
+    return None
+
+
+def _unspool(name: str) -> List[FileResult]:
+    with open(name, "rb") as spooled:
+        data = spooled.read()
+    os.unlink(name)
+    return pickle.loads(data)
+
+
+def _analyze_in_pool(items: List[Tuple[str, bytes]], settings: Settings, workers: int,
+                     meanwhile: Callable[[], None] = lambda: None) -> List[FileResult]:
+    """`workers` processes in all: this one, and `workers - 1` forked ones; this one
+    calls `meanwhile` as soon as the workers have their first chunks.
 
     The workers are fed chunks from the front (the largest files), this process takes
     them from the back until the two meet, so that no one waits: what a worker does
@@ -480,22 +518,37 @@ def _analyze_in_pool(items: List[Tuple[str, bytes]], settings: Settings, workers
               for start in range(0, len(items), chunk)]
     results: List[Optional[FileResult]] = [None] * len(items)
     sent: List[Tuple[range, Future]] = []
+    unread = 0  # sent[unread:] are not read back yet
     head, tail = 0, len(chunks)  # chunks[head:tail] are nobody's yet
     in_flight = 2 * (workers - 1)  # enough that a worker never waits for this process
+
+    def read_back(block: bool) -> None:
+        nonlocal unread
+        while unread < len(sent) and (block or sent[unread][1].done()):
+            indices, future = sent[unread]
+            unread += 1
+            try:
+                for i, result in zip(indices, _unspool(future.result())):
+                    results[i] = result
+            except Exception:  # noqa: BLE001 - a chunk that did not come back, as it may
+                pass  # (a dead pool, a full disk): its files are checked again below
+
+    spool = tempfile.mkdtemp(prefix="syncadvisor-")
     try:
-        with ProcessPoolExecutor(workers - 1, mp_context=context, initializer=_init_worker,
-                                 initargs=(settings,)) as pool:
+        with ProcessPoolExecutor(workers - 1, mp_context=context, initializer=_init_stage_one,
+                                 initargs=(settings, items, spool)) as pool:
             deferred: List[int] = []
             while head < tail:
                 waiting = sum(1 for _, future in sent[-in_flight:] if not future.done()) \
                     if in_flight else 0
                 try:
                     while waiting < in_flight and head < tail:
-                        sent.append((chunks[head], pool.submit(
-                            _analyze_chunk, [items[i] for i in chunks[head]])))
+                        sent.append((chunks[head], pool.submit(_analyze_chunk, chunks[head])))
                         head, waiting = head + 1, waiting + 1
                 except BrokenProcessPool:
                     in_flight = 0  # this process does the rest, and nothing more is sent
+                meanwhile()
+                meanwhile = _nothing
                 if head < tail:
                     tail -= 1
                     for i in chunks[tail]:
@@ -503,19 +556,17 @@ def _analyze_in_pool(items: List[Tuple[str, bytes]], settings: Settings, workers
                             results[i] = analyze_bytes(*items[i], settings, libcst_here=False)
                         except NeedsLibcst:
                             deferred.append(i)
+                read_back(block=False)
             for i in deferred:  # if the pool is broken by now, they are isolated below
                 try:
-                    sent.append((range(i, i + 1), pool.submit(_analyze_chunk, [items[i]])))
+                    sent.append((range(i, i + 1), pool.submit(_analyze_chunk, [i])))
                 except BrokenProcessPool:
                     break
-            for indices, future in sent:
-                try:
-                    for i, result in zip(indices, future.result()):
-                        results[i] = result
-                except BrokenProcessPool:
-                    pass
+            read_back(block=True)
     except BrokenProcessPool:
         pass
+    finally:
+        shutil.rmtree(spool, ignore_errors=True)
     # A worker died (a crash in native code, the OOM killer) and took the pool with it:
     # what was not done yet is checked again, one file per process, so that only the
     # file that kills its process is reported, and every other file is still checked.
@@ -565,18 +616,23 @@ def _analyze_jobs(jobs: Sequence[Job], settings: Settings, workers: int,
     items = [(jobs[i].path, jobs[i].data) for i in todo]
     computed: List[Optional[FileResult]] = [None] * len(items)
     heavy: List[int] = []
-    for k, (path, data) in enumerate(items):
-        if _PREFILTER_BYTES.search(data) is None:  # done here in no time: not worth sending
-            computed[k] = analyze_bytes(path, data, settings)
-        else:
-            heavy.append(k)
+    light: List[int] = []  # done in no time, and not worth sending to a worker
+    for k, (_, data) in enumerate(items):
+        (heavy if may_hold_a_finding(data) else light).append(k)
+
+    def analyze_light() -> None:
+        for k in light:
+            computed[k] = analyze_bytes(*items[k], settings)
+
     size = sum(len(items[k][1]) for k in heavy)
     if workers > 1 and len(heavy) > 1 and size > POOL_THRESHOLD:
         heavy.sort(key=lambda k: -len(items[k][1]))  # largest first: no straggler at the end
-        for k, result in zip(heavy, _analyze_in_pool([items[k] for k in heavy], settings,
-                                                     workers)):
+        pooled = _analyze_in_pool([items[k] for k in heavy], settings, workers,
+                                  meanwhile=analyze_light)
+        for k, result in zip(heavy, pooled):
             computed[k] = result
     else:
+        analyze_light()
         for k in heavy:
             computed[k] = analyze_bytes(*items[k], settings)
     for i, result in zip(todo, computed):

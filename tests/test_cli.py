@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from syncadvisor import engine
 from syncadvisor.cli import main
+from syncadvisor.config import Settings
 
 BAD = (
     "import tensorflow as tf\n"
@@ -201,3 +203,13 @@ def test_static_path_never_imports_tensorflow(tmp_path):
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("word", engine.PREFILTER_WORDS)
+def test_any_prefilter_word_gets_a_file_modelled_and_none_leaves_it_unparsed(word):
+    text = f"x = y.{word}\n"
+    assert engine.may_hold_a_finding(text) and engine.may_hold_a_finding(text.encode())
+    assert engine.analyze_text(text, "a.py", Settings()).model is not None
+    plain = "x = y.variables\n"  # the words are case-sensitive
+    assert not engine.may_hold_a_finding(plain) and not engine.may_hold_a_finding(plain.encode())
+    assert engine.analyze_text(plain, "a.py", Settings()).model is None

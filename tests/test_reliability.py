@@ -513,9 +513,39 @@ def test_a_worker_process_that_dies_is_an_internal_error_not_a_traceback(tmp_pat
         (tmp_path / f"m{k}.py").write_text(BAD)
     # The largest file: workers take the largest first (this process takes the smallest).
     (tmp_path / "victim.py").write_text(BAD + "# padding\n" * 50)
+    spool = tmp_path / "temp"
+    spool.mkdir()
+    monkeypatch.setattr(engine.tempfile, "tempdir", str(spool))
     code, out, _ = run(["check", "--no-cache", "--jobs", "2", str(tmp_path)], capsys)
     assert code == 2 and "victim.py:1:1: TFS900" in out and "internal error" in out
     assert all(f"m{k}.py:" in out for k in range(6))  # the others are still checked
+    assert list(spool.iterdir()) == []  # the workers' results folder is gone too
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the pool forks on POSIX only")
+def test_a_chunk_whose_results_cannot_be_read_back_is_checked_again(tmp_path, capsys,
+                                                                    monkeypatch):
+    """A worker's results come back through a file: one that cannot be read (a full disk,
+    a cleaner of temporary files) costs a second look at its files, not their findings."""
+    monkeypatch.setattr(engine, "POOL_THRESHOLD", 0)
+    spool = tmp_path / "temp"
+    spool.mkdir()
+    monkeypatch.setattr(engine.tempfile, "tempdir", str(spool))
+    for k in range(12):
+        (tmp_path / f"m{k:02}.py").write_text(BAD + "# padding\n" * k)
+    lost, real_unspool = [], engine._unspool
+
+    def unspool(name):
+        if not lost:
+            lost.append(name)
+            os.unlink(name)
+        return real_unspool(name)
+
+    monkeypatch.setattr(engine, "_unspool", unspool)
+    code, out, _ = run(["check", "--no-cache", "--jobs", "2", str(tmp_path)], capsys)
+    assert lost and code == 1 and "TFS900" not in out
+    assert all(f"m{k:02}.py:2:" in out for k in range(12))
+    assert list(spool.iterdir()) == []
 
 
 @pytest.mark.skipif(os.name != "posix", reason="the pool forks on POSIX only")
