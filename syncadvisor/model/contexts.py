@@ -64,6 +64,10 @@ class ProjectIndex:
         self.functions: Dict[str, FileModel] = {}
         self.classes: Dict[str, ClassInfo] = {}
         self.class_files: Dict[str, FileModel] = {}
+        # Memos: linking asks the same class about the same method tens of thousands
+        # of times (keras+tf_keras: 31k MROs of 1k classes).
+        self._mro: Dict[str, List[str]] = {}
+        self._method: Dict[Tuple[str, str], Optional[str]] = {}
         for fm in self.files:
             self.modules.setdefault(fm.module, fm)
             for fid in fm.functions:
@@ -81,7 +85,13 @@ class ProjectIndex:
         return fm.globals.get(name)
 
     def mro(self, class_id: str) -> List[str]:
-        """The class and its project base classes, nearest first."""
+        """The class and its project base classes, nearest first (not to be changed)."""
+        order = self._mro.get(class_id)
+        if order is None:
+            order = self._mro[class_id] = self._linearised(class_id)
+        return order
+
+    def _linearised(self, class_id: str) -> List[str]:
         order: List[str] = []
         queue = deque([class_id])
         while queue and len(order) < 32:
@@ -100,11 +110,17 @@ class ProjectIndex:
         return result
 
     def method(self, class_id: str, name: str) -> Optional[str]:
+        key = (class_id, name)
+        if key in self._method:
+            return self._method[key]
+        found = None
         for cid in self.mro(class_id):
             fid = f"{cid}.{name}"
             if fid in self.functions:
-                return fid
-        return None
+                found = fid
+                break
+        self._method[key] = found
+        return found
 
     def class_attr(self, class_id: str, attr: str) -> List[Bound]:
         bounds: List[Bound] = []
@@ -183,6 +199,8 @@ class ContextAnalysis:
         # (path, scope index) -> the strategy of that `with X.scope()`, None if not one.
         self.scope_strategy: Dict[Tuple[str, int], Optional[Strategy]] = {}
         self.function_contexts: Dict[str, Set[Context]] = defaultdict(set)
+        # id(edge) -> `callees(edge.callee)`, for the edges (of `index.files`) that have any
+        self.edge_callees: Dict[int, List[str]] = {}
         for fm in index.files:
             for i, entry in enumerate(fm.scopes):
                 self.scope_strategy[(fm.path, i)] = self.resolver.strategy_of(
@@ -226,11 +244,13 @@ class ContextAnalysis:
     def _propagate(self) -> None:
         incoming: Dict[str, List[Tuple[Optional[str], Optional[Context]]]] = defaultdict(list)
         outgoing: Dict[Optional[str], List[Tuple[str, Optional[Context]]]] = defaultdict(list)
+        callees = self.edge_callees
         for fm in self.index.files:
             for edge in fm.calls:
                 targets = self.callees(edge.callee)
                 if not targets:
                     continue
+                callees[id(edge)] = targets
                 lexical = self.scope_context(fm.path, edge.scopes)
                 if lexical is None and edge.caller is None:
                     lexical = CTX_NONE

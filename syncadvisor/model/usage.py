@@ -119,9 +119,11 @@ class UsageAnalysis:
         self._keras_kind = keras_kind  # class id -> (family, kind) or (None, None)
         self._memo: Dict[Tuple[int, str], FrozenSet[Obj]] = {}
         self.where: Dict[str, Set[Where]] = defaultdict(set)
-        # Every name a project function or method has: `obj.name()` can run a project
-        # method only if `name` is one (most method calls are on library objects).
-        self._function_names = frozenset(fid.rpartition(".")[2] for fid in index.functions)
+        # Every name a project class's method has: `obj.name()` can run a project method
+        # only if `name` is one (most method calls are on library objects).
+        self._method_names = frozenset(
+            name for owner, _, name in (fid.rpartition(".") for fid in index.functions)
+            if owner in index.classes)
         self.edges_by_span: Dict[Tuple[str, Span], Tuple[Optional[str], Tuple[int, ...]]] = {}
         for fm in index.files:
             for edge in fm.calls:
@@ -286,7 +288,8 @@ class UsageAnalysis:
         has_caller: Set[str] = set()
         for fm in index.files:
             for edge in fm.calls:
-                for target in self.contexts.callees(edge.callee) or self._instance_callees(edge.callee, fm.path):
+                targets = self.contexts.edge_callees.get(id(edge))
+                for target in targets or self._instance_callees(edge.callee, fm.path):
                     outgoing[edge.caller].append(target)
                     has_caller.add(target)
                     if edge.caller is None:
@@ -313,7 +316,7 @@ class UsageAnalysis:
     def _instance_callees(self, bound: Bound, path: str) -> List[str]:
         """`obj.method()` where obj is an instance of a project class."""
         if bound.kind != "call" or not bound.attr or not bound.options or \
-                bound.attr not in self._function_names:
+                bound.attr not in self._method_names:
             return []
         targets = []
         for cls in self.instances_of(bound.options[0], path):
