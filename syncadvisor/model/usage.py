@@ -19,7 +19,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 from . import tfapi
 from .contexts import Context, ContextAnalysis, ProjectIndex, Strategy
-from .facts import (CALL, FLOAT, INT, BOOL, QNAME, Bound, FileModel, ObjectUse, Read, Span,
+from .facts import (CALL, FLOAT, INT, BOOL, QNAME, Bound, FileModel, Read, Span,
                     Value)
 
 REPLICA = "replica"
@@ -124,10 +124,8 @@ class UsageAnalysis:
         self._method_names = frozenset(
             name for owner, _, name in (fid.rpartition(".") for fid in index.functions)
             if owner in index.classes)
-        self.edges_by_span: Dict[Tuple[str, Span], Tuple[Optional[str], Tuple[int, ...]]] = {}
-        for fm in index.files:
-            for edge in fm.calls:
-                self.edges_by_span[(fm.path, edge.span)] = (edge.caller, edge.scopes)
+        # (path, span) -> (caller, scopes) of every call: made when first asked for
+        self._edges_by_span: Optional[Dict[Tuple[str, Span], Tuple[Optional[str], Tuple[int, ...]]]] = None
         self._propagate()
 
     # --- what a reference may denote --------------------------------------------
@@ -286,10 +284,16 @@ class UsageAnalysis:
                                   Where(REPLICA, f"Keras runs `{info.name}.{method}` once per replica")))
         outgoing: Dict[Optional[str], List[str]] = defaultdict(list)
         has_caller: Set[str] = set()
+        edge_callees, method_names = self.contexts.edge_callees, self._method_names
         for fm in index.files:
             for edge in fm.calls:
-                targets = self.contexts.edge_callees.get(id(edge))
-                for target in targets or self._instance_callees(edge.callee, fm.path):
+                targets = edge_callees.get(id(edge))
+                if targets is None:
+                    callee = edge.callee  # `obj.method()`, obj maybe a project class's instance
+                    if callee.attr not in method_names or callee.kind != "call":
+                        continue
+                    targets = self._instance_callees(callee, fm.path)
+                for target in targets:
                     outgoing[edge.caller].append(target)
                     has_caller.add(target)
                     if edge.caller is None:
@@ -390,11 +394,11 @@ class UsageAnalysis:
         """Strategy contexts where the object a call-bound names was constructed."""
         if bound.span is None:
             return frozenset()
-        found = self.edges_by_span.get((path, bound.span))
+        if self._edges_by_span is None:
+            self._edges_by_span = {(fm.path, edge.span): (edge.caller, edge.scopes)
+                                   for fm in self.index.files for edge in fm.calls}
+        found = self._edges_by_span.get((path, bound.span))
         if found is None:
             return frozenset()
         caller, scopes = found
         return self.contexts.contexts_at(path, caller, scopes)
-
-    def object_uses(self) -> List[Tuple[FileModel, ObjectUse]]:
-        return [(fm, use) for fm in self.index.files for use in fm.uses]

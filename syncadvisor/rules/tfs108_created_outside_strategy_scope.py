@@ -160,8 +160,9 @@ class CreatedOutsideStrategyScope(Rule):
     def _models(self, ctx: RuleContext) -> Iterator[Finding]:
         usage = ctx.usage
         reported = set()
-        for fm, use in usage.object_uses():
-            if fm.path != ctx.path or use.method not in tfapi.MODEL_TRAINING_METHODS:
+        fm = ctx.model
+        for use in fm.uses:
+            if use.method not in tfapi.MODEL_TRAINING_METHODS:
                 continue
             lexical = ctx.project.contexts.scope_context(fm.path, use.scopes)
             if lexical is None or lexical.strategy is None:
@@ -174,7 +175,7 @@ class CreatedOutsideStrategyScope(Rule):
             if not families:
                 continue
             made = usage.creation_contexts(outer, fm.path)
-            if fm.path != ctx.path or (outer.span.line, outer.span.column) in reported:
+            if (outer.span.line, outer.span.column) in reported:
                 continue
             message = self._model_message(ctx, use, outer, lexical.strategy, made, families)
             if message is not None:
