@@ -501,6 +501,25 @@ def _unspool(name: str) -> List[FileResult]:
     return pickle.loads(data)
 
 
+# A chunk of work is a file of at least this size, or consecutive smaller files adding
+# up to it: small enough that a worker's last chunk does not keep everyone waiting, and
+# that this process, between two of its own chunks, keeps the workers' queue filled.
+CHUNK_BYTES = 32_000
+
+
+def _chunks(sizes: Sequence[int]) -> List[range]:
+    chunks: List[range] = []
+    start, size = 0, 0
+    for i, length in enumerate(sizes):
+        size += length
+        if size >= CHUNK_BYTES:
+            chunks.append(range(start, i + 1))
+            start, size = i + 1, 0
+    if start < len(sizes):
+        chunks.append(range(start, len(sizes)))
+    return chunks
+
+
 def _analyze_in_pool(items: List[Tuple[str, bytes]], settings: Settings, workers: int,
                      meanwhile: Callable[[], None] = lambda: None) -> List[FileResult]:
     """`workers` processes in all: this one, and `workers - 1` forked ones; this one
@@ -513,9 +532,7 @@ def _analyze_in_pool(items: List[Tuple[str, bytes]], settings: Settings, workers
     worker, so that a crash in libcst's native parser cannot take the run with it.
     """
     context = _pool_context()
-    chunk = max(1, min(4, len(items) // (workers * 8)))
-    chunks = [range(start, min(start + chunk, len(items)))
-              for start in range(0, len(items), chunk)]
+    chunks = _chunks([len(data) for _, data in items])
     results: List[Optional[FileResult]] = [None] * len(items)
     sent: List[Tuple[range, Future]] = []
     unread = 0  # sent[unread:] are not read back yet

@@ -522,6 +522,16 @@ def test_a_worker_process_that_dies_is_an_internal_error_not_a_traceback(tmp_pat
     assert list(spool.iterdir()) == []  # the workers' results folder is gone too
 
 
+def test_stage_one_chunks_cover_every_file_once_in_order():
+    size = engine.CHUNK_BYTES
+    sizes = [5 * size, size, size - 1, 1, size // 2, size // 2, 3, 2, 1]
+    chunks = engine._chunks(sizes)
+    assert [i for chunk in chunks for i in chunk] == list(range(len(sizes)))
+    assert [len(chunk) for chunk in chunks] == [1, 1, 2, 2, 3]  # a large file alone
+    assert all(sum(sizes[i] for i in chunk) >= size for chunk in chunks[:-1])
+    assert engine._chunks([]) == []
+
+
 @pytest.mark.skipif(os.name != "posix", reason="the pool forks on POSIX only")
 def test_a_chunk_whose_results_cannot_be_read_back_is_checked_again(tmp_path, capsys,
                                                                     monkeypatch):
