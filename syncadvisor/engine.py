@@ -45,10 +45,12 @@ if TYPE_CHECKING:
 PARSE_ERROR = "TFS900"
 PARSE_ERROR_NAME = "parse-error"
 
-# A file without any of these words cannot hold a variable site, an enum
-# reference or a strategy scope, so it is never parsed. Searched for one at a time:
-# `in` finds a word several times faster than a regular expression of the ten.
-PREFILTER_WORDS = ("Variable", "scope", "strategy", "Strategy", "add_weight", "get_variable",
+# A file without any of these words cannot hold a variable site, an enum reference
+# or a strategy scope (`X.scope()`; the word "scope" alone also kept every file with a
+# `tf.name_scope`: 87 more of keras+tf_keras, 11% more bytes parsed, not one finding
+# more in keras, tf_keras or tensorflow), so it is never parsed. Searched for one at a
+# time: `in` finds a word several times faster than a regular expression of the ten.
+PREFILTER_WORDS = ("Variable", ".scope", "strategy", "Strategy", "add_weight", "get_variable",
                    "get_local_variable", "add_variable", "Synchronization", "Aggregation")
 # The same words in a file's bytes, for every encoding a source file may have (an
 # ASCII-compatible one; anything else fails to decode, wherever that is done).

@@ -207,9 +207,11 @@ def test_static_path_never_imports_tensorflow(tmp_path):
 
 @pytest.mark.parametrize("word", engine.PREFILTER_WORDS)
 def test_any_prefilter_word_gets_a_file_modelled_and_none_leaves_it_unparsed(word):
-    text = f"x = y.{word}\n"
+    text = f"x = y.{word.lstrip('.')}\n"
     assert engine.may_hold_a_finding(text) and engine.may_hold_a_finding(text.encode())
     assert engine.analyze_text(text, "a.py", Settings()).model is not None
-    plain = "x = y.variables\n"  # the words are case-sensitive
-    assert not engine.may_hold_a_finding(plain) and not engine.may_hold_a_finding(plain.encode())
-    assert engine.analyze_text(plain, "a.py", Settings()).model is None
+    # Case-sensitive; and a scope is a strategy's only as `X.scope()`.
+    for plain in ("x = y.variables\n", "with tf.name_scope('a'):\n    v.assign(1)\n"):
+        assert not engine.may_hold_a_finding(plain)
+        assert not engine.may_hold_a_finding(plain.encode())
+        assert engine.analyze_text(plain, "a.py", Settings()).model is None
