@@ -128,3 +128,16 @@ def test_columns_count_characters_not_bytes():
     assert fast.creations[0].span == exact.creations[0].span
     assert fast.creations[0].args[1].span == exact.creations[0].args[1].span
     assert fast.enum_refs[0].member_span == exact.enum_refs[0].member_span
+
+
+def test_a_name_python_normalised_keeps_its_source_spelling():
+    """Python stores `ﬁlt` (a ligature) as `filt` (NFKC); a name's text is what the user
+    wrote, as libcst has it, and its columns count that."""
+    text = ("import tensorflow as tf\nﬁlt = tf.Variable(1.)\n"
+            "def f():\n    return ﬁlt.assign_add(1.)\n")
+    rewrites = tfapi.prefix_rewrites(False)
+    exact = build_model(parse_chunks(text), "a.py", "a", rewrites, text)
+    fast = build_model_from_ast(ast.parse(text), "a.py", "a", rewrites, text)
+    assert [u.receiver.text for u in fast.updates] == ["ﬁlt"]
+    assert fast.updates[0].receiver.text == exact.updates[0].receiver.text
+    assert fast.updates[0].receiver.span == exact.updates[0].receiver.span

@@ -22,7 +22,7 @@ from ..lines import line_starts, position
 from .facts import (
     BOOL, CALL, FLOAT, INT, NONE, OTHER, QNAME, STR, Argument, Bound, FileModel, Span, Value,
 )
-from .names import NameResolver
+from .names import NameResolver, PendingRef
 from .walk_state import MAX_VALUE_DEPTH, WalkState, literal_int
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -228,9 +228,27 @@ class AstModelBuilder(WalkState):
     def _element_of(self, source: ast.AST) -> Bound:
         return Bound("element", text=self._code(source), options=(self._ref_bound(source),))
 
+    def _name_bound(self, node: ast.Name, text: Optional[str]) -> Bound:
+        """`_bound_for(node, text)` for a plain name, the commonest case by far (keras+
+        tf_keras: 70k of 107k), in one step. A name's text is the name, on an ASCII
+        line; elsewhere Python may have normalised it (NFKC: `ﬁ` is `fi`), so it is
+        taken from the source."""
+        name = node.id
+        if text is None:
+            text = self._code(node) if node.lineno in self._wide else name
+        fn = self._functions[-1]
+        if fn.self_name is not None and fn.klass is not None and name == fn.self_name:
+            return Bound("local", text=text, span=self._span(node))
+        bound = Bound("names", text=text, span=self._span(node))
+        self._seq += 1
+        self._pending_names.append((PendingRef(self._scope, self._seq, (name,)), bound))
+        return bound
+
     def _bound_for(self, value: Optional[ast.AST], text: str) -> Bound:
         if value is None:
             return Bound("local", text=text)
+        if value.__class__ is ast.Name:
+            return self._name_bound(value, text)  # type: ignore[arg-type]
         span = self._span(value)
         parts = dotted_parts(value)
         if parts is not None and not self._self_head(parts):
@@ -269,6 +287,8 @@ class AstModelBuilder(WalkState):
         return Bound("local", text=text, span=span)
 
     def _ref_bound(self, node: ast.AST, text: Optional[str] = None) -> Bound:
+        if node.__class__ is ast.Name:
+            return self._name_bound(node, text)  # type: ignore[arg-type]
         text = text if text is not None else self._code(node)
         if isinstance(node, ast.Name) or _is_name_constant(node):
             return self._bound_for(node, text)
