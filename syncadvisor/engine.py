@@ -70,6 +70,7 @@ class FileResult:
     suppressions: Suppressions = field(default_factory=Suppressions)
     errors: List[Finding] = field(default_factory=list)  # TFS900: unreadable, unparsable
     internal_error: bool = False
+    size: int = 0  # characters in the text analysed
     # The text an inexact model was built from, while this run may need it to model the
     # file again from libcst; never pickled (the cache, worker processes).
     source: Optional[str] = field(default=None, repr=False, compare=False)
@@ -104,7 +105,7 @@ def analyze_text(text: str, path: str, settings: Settings, module: Optional[str]
     what Python cannot parse), from libcst's tree. Without `libcst_here`, raises
     `NeedsLibcst` instead of parsing with libcst (whose native parser could crash the
     process)."""
-    result = FileResult(path)
+    result = FileResult(path, size=len(text))
     if not may_hold_a_finding(text):
         return result
     hazard = parse_hazard(text)
@@ -237,7 +238,10 @@ def run_rules(results: Sequence[FileResult], settings: Settings,
     with collector_paused():
         refiner = refiner or Refiner(settings)
         refiner.prepare()  # workers import libcst while this process links the run
-        first = _run_rules(results, settings)
+        # Each file is sent to be modelled again as soon as its rules find something,
+        # largest first, while this process checks the others.
+        first = _run_rules(results, settings,
+                           found=lambda result: refiner.start(result, source_of))
         if not first.inexact:
             return first.run
         refined = refiner.refine(results, first.inexact, source_of)
@@ -251,6 +255,15 @@ def run_rules(results: Sequence[FileResult], settings: Settings,
             r.internal_error for r in refined)
         return RunResult(findings, len(results), internal,
                          [r for r in refined if r.path in first.inexact])
+
+
+def _refining_item(result: FileResult, source_of: Optional[SourceOf]
+                   ) -> Optional[Tuple[str, str, Optional[str]]]:
+    """What a refining job needs: (text, path, module); None if the file is gone."""
+    text = _source_for_refining(result, source_of)
+    if text is None:
+        return None
+    return text, result.path, result.model.module if result.model is not None else None
 
 
 def _source_for_refining(result: FileResult, source_of: Optional[SourceOf]) -> Optional[str]:
@@ -315,6 +328,8 @@ class Refiner:
         self.pool: Optional[ProcessPoolExecutor] = None
         self.context = _pool_context()
         self.prepared = False
+        # path -> (job, future): files sent to a worker before `refine` was called
+        self.started: Dict[str, Tuple[Tuple[str, str, Optional[str]], Future]] = {}
         if workers > 1:
             barrier = self.context.Barrier(workers)
             self.pool = ProcessPoolExecutor(workers, mp_context=self.context,
@@ -348,25 +363,43 @@ class Refiner:
             except BrokenProcessPool:
                 pass
 
+    def start(self, result: FileResult, source_of: Optional[SourceOf]) -> None:
+        """Begin modelling `result`'s file again in a worker, if there are workers;
+        `refine` collects it."""
+        if self.pool is None or result.path in self.started:
+            return
+        item = _refining_item(result, source_of)
+        if item is None:
+            return
+        try:
+            self.started[result.path] = (item, self.pool.submit(_refine_job, item))
+        except BrokenProcessPool:
+            pass
+
     def refine(self, results: Sequence[FileResult], paths: Set[str],
                source_of: Optional[SourceOf]) -> List[FileResult]:
         refined = list(results)
         jobs: List[Tuple[int, Tuple[str, str, Optional[str]]]] = []
+        futures: List[Tuple[int, Tuple[str, str, Optional[str]], Future]] = []
         for i, result in enumerate(results):
-            if result.path in paths:
-                text = _source_for_refining(result, source_of)
-                if text is not None:
-                    module = result.model.module if result.model is not None else None
-                    jobs.append((i, (text, result.path, module)))
+            if result.path in self.started:
+                item, future = self.started.pop(result.path)
+                jobs.append((i, item))
+                futures.append((i, item, future))
+            elif result.path in paths:
+                item = _refining_item(result, source_of)
+                if item is not None:
+                    jobs.append((i, item))
         if self.pool is None:
             for i, item in jobs:
                 refined[i] = _model_exactly(item, self.settings)
             return refined
-        futures = []
+        sent = {i for i, _, _ in futures}
         try:
             # Largest first, so that no worker is left with a large file at the end.
             for i, item in sorted(jobs, key=lambda job: -len(job[1][0])):
-                futures.append((i, item, self.pool.submit(_refine_job, item)))
+                if i not in sent:
+                    futures.append((i, item, self.pool.submit(_refine_job, item)))
         except BrokenProcessPool:
             pass
         done = set()
@@ -390,8 +423,11 @@ class _Pass:
 
 
 def _run_rules(results: Sequence[FileResult], settings: Settings,
-               only: Optional[Set[str]] = None) -> _Pass:
-    """Link every model, then check every file (or those in `only`)."""
+               only: Optional[Set[str]] = None,
+               found: Optional[Callable[[FileResult], None]] = None) -> _Pass:
+    """Link every model, then check every file (or those in `only`); `found(result)`
+    for each file with findings from an inexact model, as soon as they are known (the
+    files are checked largest first)."""
     project_of = {}
     for project in projects(r.model for r in results if r.model is not None):
         for fm in project.index.files:
@@ -401,7 +437,8 @@ def _run_rules(results: Sequence[FileResult], settings: Settings,
     inexact: Set[str] = set()
     crashed: Set[str] = set()
     internal = any(r.internal_error for r in results)
-    for result in results:
+    order = results if found is None else sorted(results, key=lambda r: -r.size)
+    for result in order:
         if only is not None and result.path not in only:
             continue
         findings.extend(f for f in result.errors if settings.enabled(f.code, result.path))
@@ -420,6 +457,8 @@ def _run_rules(results: Sequence[FileResult], settings: Settings,
             crashed.add(result.path)
         if file_findings and not result.model.exact:
             inexact.add(result.path)
+            if found is not None:
+                found(result)
         sup = result.suppressions
         findings.extend(f for f in file_findings if not sup.suppressed(f.code, f.line))
     findings.sort(key=Finding.sort_key)

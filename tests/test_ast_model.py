@@ -77,6 +77,31 @@ def test_refining_in_worker_processes_gives_the_same_findings(monkeypatch):
     assert _findings(jobs, settings, monkeypatch, exact_only=False, refine_workers=2) == here
 
 
+@pytest.mark.skipif(os.name != "posix", reason="the pool forks on POSIX only")
+def test_files_go_to_the_refining_workers_as_their_findings_appear_largest_first(monkeypatch):
+    """Each file with findings is sent to be modelled again while the first pass checks
+    the rest, the largest first: the refining step's wait is its largest file."""
+    jobs = _jobs(SOURCES)
+    settings = Settings()
+    sizes, waiting = [], []
+    real_start, real_refine = engine.Refiner.start, engine.Refiner.refine
+
+    def start(self, result, source_of):
+        sizes.append(result.size)
+        return real_start(self, result, source_of)
+
+    def refine(self, results, paths, source_of):
+        waiting.append((len(self.started), len(paths)))
+        return real_refine(self, results, paths, source_of)
+
+    monkeypatch.setattr(engine.Refiner, "start", start)
+    monkeypatch.setattr(engine.Refiner, "refine", refine)
+    pooled = _findings(jobs, settings, monkeypatch, exact_only=False, refine_workers=2)
+    assert pooled == _findings(jobs, settings, monkeypatch, exact_only=False)
+    started, inexact = waiting[0]
+    assert started == inexact > 10 and sizes[:started] == sorted(sizes[:started], reverse=True)
+
+
 def _die_refining_victim(item):
     """A refining job (module level, for the pool) whose worker dies on one file."""
     if item[1].endswith("/TFS101_none_mirrored.py"):
