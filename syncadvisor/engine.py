@@ -32,6 +32,7 @@ from .findings import ERROR, Finding
 from .model import tfapi
 from .model.facts import FileModel
 from .model.project import projects
+from .model.usage import CallTargets
 from .parsing import parse_chunks, parse_hazard
 from .rules import enabled_rules
 from .rules.base import RuleContext
@@ -247,7 +248,10 @@ def run_rules(results: Sequence[FileResult], settings: Settings,
         refined = refiner.refine(results, first.inexact, source_of)
         # Linked again with the new models, but only their files checked again: the
         # others' findings cannot change, as the two models agree but for positions.
-        again = _run_rules(refined, settings, only=first.inexact)
+        # The files not modelled again are the same objects: their calls' targets stand.
+        known = {path: table for path, table in first.call_targets.items()
+                 if path not in first.inexact}
+        again = _run_rules(refined, settings, only=first.inexact, known_calls=known)
         findings = [f for f in first.run.findings if f.path not in first.inexact]
         findings += again.run.findings
         findings.sort(key=Finding.sort_key)
@@ -420,16 +424,20 @@ class _Pass:
     run: RunResult
     inexact: Set[str]  # files with findings from an inexact model
     crashed: Set[str]  # files where a rule raised
+    call_targets: CallTargets  # of every linked file (UsageAnalysis.call_targets)
 
 
 def _run_rules(results: Sequence[FileResult], settings: Settings,
                only: Optional[Set[str]] = None,
-               found: Optional[Callable[[FileResult], None]] = None) -> _Pass:
+               found: Optional[Callable[[FileResult], None]] = None,
+               known_calls: Optional[CallTargets] = None) -> _Pass:
     """Link every model, then check every file (or those in `only`); `found(result)`
     for each file with findings from an inexact model, as soon as they are known (the
     files are checked largest first)."""
     project_of = {}
-    for project in projects(r.model for r in results if r.model is not None):
+    call_targets: CallTargets = {}
+    for project in projects((r.model for r in results if r.model is not None), known_calls):
+        call_targets.update(project.usage.call_targets)
         for fm in project.index.files:
             project_of[fm.path] = project
     rules = enabled_rules(settings)
@@ -462,7 +470,7 @@ def _run_rules(results: Sequence[FileResult], settings: Settings,
         sup = result.suppressions
         findings.extend(f for f in file_findings if not sup.suppressed(f.code, f.line))
     findings.sort(key=Finding.sort_key)
-    return _Pass(RunResult(findings, len(results), internal), inexact, crashed)
+    return _Pass(RunResult(findings, len(results), internal), inexact, crashed, call_targets)
 
 
 # --- many files: a process pool, and the cache ---------------------------------------

@@ -23,6 +23,7 @@ from syncadvisor.engine import Job
 from syncadvisor.model import tfapi
 from syncadvisor.model.ast_builder import build_model_from_ast
 from syncadvisor.model.builder import build_model
+from syncadvisor.model.project import projects
 from syncadvisor.parsing import parse_chunks
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -100,6 +101,22 @@ def test_files_go_to_the_refining_workers_as_their_findings_appear_largest_first
     assert pooled == _findings(jobs, settings, monkeypatch, exact_only=False)
     started, inexact = waiting[0]
     assert started == inexact > 10 and sizes[:started] == sorted(sizes[:started], reverse=True)
+
+
+def test_a_link_takes_known_call_targets_as_they_are():
+    """The second link of a run reuses the first's call targets for the files it did not
+    model again (finding what `obj.method()` may run is most of a link)."""
+    results = engine.analyze_jobs(_jobs(SOURCES), Settings())
+    models = [r.model for r in results if r.model is not None]
+    first = projects(models)
+    known = {}
+    for project in first:
+        known.update(project.usage.call_targets)
+    assert sum(len(table) for table in known.values()) > 50
+    again = projects(models, known)
+    assert [p.usage.where for p in again] == [p.usage.where for p in first]
+    blind = projects(models, {path: {} for path in known})  # taken, not worked out again
+    assert all(not table for p in blind for table in p.usage.call_targets.values())
 
 
 def _die_refining_victim(item):

@@ -112,8 +112,16 @@ class Obj:
     origin: Optional[Tuple[Bound, str]] = field(default=None, compare=False, hash=False)
 
 
+# path -> {index of a call in the file's `calls`: the project functions it may run}
+CallTargets = Dict[str, Dict[int, List[str]]]
+
+
 class UsageAnalysis:
-    def __init__(self, index: ProjectIndex, contexts: ContextAnalysis, keras_kind):
+    def __init__(self, index: ProjectIndex, contexts: ContextAnalysis, keras_kind,
+                 known_calls: Optional[CallTargets] = None):
+        """`known_calls`: the `call_targets` of files whose models are unchanged since an
+        earlier link of the same run (or agree with those but for positions and texts),
+        taken as they are: finding what `obj.method()` may run is most of a link."""
         self.index = index
         self.contexts = contexts
         self._keras_kind = keras_kind  # class id -> (family, kind) or (None, None)
@@ -126,7 +134,8 @@ class UsageAnalysis:
             if owner in index.classes)
         # (path, span) -> (caller, scopes) of every call: made when first asked for
         self._edges_by_span: Optional[Dict[Tuple[str, Span], Tuple[Optional[str], Tuple[int, ...]]]] = None
-        self._propagate()
+        self.call_targets: CallTargets = {}
+        self._propagate(known_calls or {})
 
     # --- what a reference may denote --------------------------------------------
 
@@ -268,7 +277,7 @@ class UsageAnalysis:
         found = self.where.get(function)
         return frozenset(found) if found else frozenset({Where(UNKNOWN)})
 
-    def _propagate(self) -> None:
+    def _propagate(self, known_calls: CallTargets) -> None:
         index = self.index
         seeds: List[Tuple[str, Where]] = []
         for fm in index.files:
@@ -284,15 +293,13 @@ class UsageAnalysis:
                                   Where(REPLICA, f"Keras runs `{info.name}.{method}` once per replica")))
         outgoing: Dict[Optional[str], List[str]] = defaultdict(list)
         has_caller: Set[str] = set()
-        edge_callees, method_names = self.contexts.edge_callees, self._method_names
         for fm in index.files:
-            for edge in fm.calls:
-                targets = edge_callees.get(id(edge))
-                if targets is None:
-                    callee = edge.callee  # `obj.method()`, obj maybe a project class's instance
-                    if callee.attr not in method_names or callee.kind != "call":
-                        continue
-                    targets = self._instance_callees(callee, fm.path)
+            table = known_calls.get(fm.path)
+            if table is None:
+                table = self._targets_of_calls(fm)
+            self.call_targets[fm.path] = table
+            for i, targets in table.items():
+                edge = fm.calls[i]
                 for target in targets:
                     outgoing[edge.caller].append(target)
                     has_caller.add(target)
@@ -316,6 +323,21 @@ class UsageAnalysis:
                 self.where[target] |= source
                 if len(self.where[target]) != before:
                     queue.append(target)
+
+    def _targets_of_calls(self, fm: FileModel) -> Dict[int, List[str]]:
+        table: Dict[int, List[str]] = {}
+        edge_callees, method_names = self.contexts.edge_callees, self._method_names
+        for i, edge in enumerate(fm.calls):
+            targets = edge_callees.get(id(edge))
+            if targets is None:
+                callee = edge.callee  # `obj.method()`, obj maybe a project class's instance
+                if callee.attr not in method_names or callee.kind != "call":
+                    continue
+                targets = self._instance_callees(callee, fm.path)
+                if not targets:
+                    continue
+            table[i] = targets
+        return table
 
     def _instance_callees(self, bound: Bound, path: str) -> List[str]:
         """`obj.method()` where obj is an instance of a project class."""
