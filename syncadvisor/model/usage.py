@@ -132,8 +132,8 @@ class UsageAnalysis:
         self._method_names = frozenset(
             name for owner, _, name in (fid.rpartition(".") for fid in index.functions)
             if owner in index.classes)
-        # (path, span) -> (caller, scopes) of every call: made when first asked for
-        self._edges_by_span: Optional[Dict[Tuple[str, Span], Tuple[Optional[str], Tuple[int, ...]]]] = None
+        # path -> {span: (caller, scopes)} of the file's calls, made when first asked for
+        self._edges_by_span: Dict[str, Dict[Span, Tuple[Optional[str], Tuple[int, ...]]]] = {}
         self.call_targets: CallTargets = {}
         self._propagate(known_calls or {})
 
@@ -416,10 +416,12 @@ class UsageAnalysis:
         """Strategy contexts where the object a call-bound names was constructed."""
         if bound.span is None:
             return frozenset()
-        if self._edges_by_span is None:
-            self._edges_by_span = {(fm.path, edge.span): (edge.caller, edge.scopes)
-                                   for fm in self.index.files for edge in fm.calls}
-        found = self._edges_by_span.get((path, bound.span))
+        table = self._edges_by_span.get(path)
+        if table is None:
+            table = self._edges_by_span[path] = {
+                edge.span: (edge.caller, edge.scopes)
+                for fm in self.index.files if fm.path == path for edge in fm.calls}
+        found = table.get(bound.span)
         if found is None:
             return frozenset()
         caller, scopes = found
