@@ -570,7 +570,7 @@ def _chunks(sizes: Sequence[int]) -> List[range]:
 
 
 def _analyze_in_pool(items: List[Tuple[str, bytes]], settings: Settings, workers: int,
-                     meanwhile: Callable[[], None] = lambda: None) -> List[FileResult]:
+                     meanwhile: Callable[[], None] = _nothing) -> List[FileResult]:
     """`workers` processes in all: this one, and `workers - 1` forked ones; this one
     calls `meanwhile` as soon as the workers have their first chunks.
 

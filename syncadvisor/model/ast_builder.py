@@ -22,7 +22,7 @@ from ..lines import line_starts, position
 from .facts import (
     BOOL, CALL, FLOAT, INT, NONE, OTHER, QNAME, STR, Argument, Bound, FileModel, Span, Value,
 )
-from .names import NameResolver, PendingRef
+from .names import NameResolver
 from .walk_state import MAX_VALUE_DEPTH, WalkState, literal_int
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -237,12 +237,10 @@ class AstModelBuilder(WalkState):
         name = node.id
         if text is None:
             text = self._code(node) if node.lineno in self._wide else name
-        fn = self._functions[-1]
-        if fn.self_name is not None and fn.klass is not None and name == fn.self_name:
+        if self._is_self(node):
             return Bound("local", text=text, span=self._span(node))
         bound = Bound("names", text=text, span=self._span(node))
-        self._seq += 1
-        self._pending_names.append((PendingRef(self._scope, self._seq, (name,)), bound))
+        self._pending_names.append((self._ref((name,)), bound))
         return bound
 
     def _bound_for(self, value: Optional[ast.AST], text: str) -> Bound:

@@ -340,9 +340,9 @@ class UsageAnalysis:
         return table
 
     def _instance_callees(self, bound: Bound, path: str) -> List[str]:
-        """`obj.method()` where obj is an instance of a project class."""
-        if bound.kind != "call" or not bound.attr or not bound.options or \
-                bound.attr not in self._method_names:
+        """`obj.method()` where obj is an instance of a project class (the caller has
+        checked that a project method has the name)."""
+        if not bound.options:
             return []
         targets = []
         for cls in self.instances_of(bound.options[0], path):
