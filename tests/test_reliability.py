@@ -341,6 +341,24 @@ def test_deeply_nested_code_is_a_finding_not_a_segfault(tmp_path):
     assert "bad.py:2:37: TFS001" in result.stdout
 
 
+def test_code_only_libcst_would_choke_on_is_checked_from_pythons_tree(tmp_path):
+    """An `and` chain of 9,000 operands kills libcst's parser, not Python's, whose tree
+    keeps it flat: the file is checked from that tree. Only where a finding would need
+    libcst's positions does it get a TFS900, and the run survives."""
+    chain = "x = " + " and ".join(["a"] * 9000) + "\n"
+    (tmp_path / "clean.py").write_text("import tensorflow as tf\nv = tf.Variable(1.0)\n" + chain)
+    (tmp_path / "found.py").write_text(
+        'import tensorflow as tf\nv = tf.Variable(1.0, synchronization="on_reads")\n' + chain)
+    run = [sys.executable, "-m", "syncadvisor", "check", "--no-cache"]
+    clean = subprocess.run(run + ["clean.py"], capture_output=True, text=True, cwd=tmp_path,
+                           timeout=120)
+    assert clean.returncode == 0 and "All checks passed" in clean.stdout, clean.stdout
+    found = subprocess.run(run + ["found.py"], capture_output=True, text=True, cwd=tmp_path,
+                           timeout=120)
+    assert found.returncode == 1, (found.returncode, found.stderr[-2000:])
+    assert "found.py:3:5: TFS900" in found.stdout and "an `and`/`or` chain" in found.stdout
+
+
 def test_a_syntax_error_prints_no_python_warnings(tmp_path):
     (tmp_path / "warn.py").write_text("import tensorflow as tf\nx = '\\d'\ny = 1if x else 2\n"
                                       "v = tf.Variable(1,\n")
