@@ -10,8 +10,10 @@ every fixture, every runtime snippet, and the installed keras and tf_keras packa
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib.util
 import os
+import pickle
 import sys
 from pathlib import Path
 
@@ -43,6 +45,35 @@ def test_both_trees_give_the_same_model(path):
     assert skeleton(fast) == skeleton(exact)
     # Lines agree too wherever a variable is created.
     assert [c.span.line for c in fast.creations] == [c.span.line for c in exact.creations]
+
+
+def _same(a, b, seen) -> bool:
+    """Structural equality that follows each pair of objects once (Bounds can cycle)."""
+    if type(a) is not type(b):
+        return False
+    if dataclasses.is_dataclass(a):
+        if (id(a), id(b)) in seen:
+            return True
+        seen.add((id(a), id(b)))
+        return all(_same(getattr(a, f.name), getattr(b, f.name), seen)
+                   for f in dataclasses.fields(a))
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y, seen) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k], seen) for k in a)
+    return a == b
+
+
+@pytest.mark.parametrize("path", PARSED[::3], ids=lambda p: str(p.relative_to(TESTS)))
+def test_a_model_pickles_back_to_itself(path):
+    """Models travel between processes and to the cache as pickles, their call edges as
+    one flat tuple (facts._flat_calls): what comes back is the same model."""
+    text = path.read_text(encoding="utf-8")
+    rewrites = tfapi.prefix_rewrites(False)
+    for model in (build_model(parse_chunks(text), str(path), "m", rewrites, text),
+                  build_model_from_ast(ast.parse(text), str(path), "m", rewrites, text)):
+        back = pickle.loads(pickle.dumps(model))
+        assert _same(back, model, set()) and back.calls
 
 
 def _findings(jobs, settings, monkeypatch, exact_only, refine_workers=1):
