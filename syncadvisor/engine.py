@@ -32,6 +32,7 @@ from .findings import ERROR, Finding
 from .model import tfapi
 from .model.facts import FileModel
 from .model.project import projects
+from .model.contexts import CalleeTable
 from .model.usage import CallTargets
 from .parsing import parse_chunks, parse_hazard
 from .rules import enabled_rules
@@ -251,10 +252,14 @@ def run_rules(results: Sequence[FileResult], settings: Settings,
         refined = refiner.refine(results, first.inexact, source_of)
         # Linked again with the new models, but only their files checked again: the
         # others' findings cannot change, as the two models agree but for positions.
-        # The files not modelled again are the same objects: their calls' targets stand.
+        # The files not modelled again are the same objects: what their calls may run
+        # stands (the project functions, and the methods of project instances).
         known = {path: table for path, table in first.call_targets.items()
                  if path not in first.inexact}
-        again = _run_rules(refined, settings, only=first.inexact, known_calls=known)
+        known_callees = {path: table for path, table in first.callee_table.items()
+                         if path not in first.inexact}
+        again = _run_rules(refined, settings, only=first.inexact, known_calls=known,
+                           known_callees=known_callees)
         findings = [f for f in first.run.findings if f.path not in first.inexact]
         findings += again.run.findings
         findings.sort(key=Finding.sort_key)
@@ -428,19 +433,24 @@ class _Pass:
     inexact: Set[str]  # files with findings from an inexact model
     crashed: Set[str]  # files where a rule raised
     call_targets: CallTargets  # of every linked file (UsageAnalysis.call_targets)
+    callee_table: CalleeTable  # of every linked file (ContextAnalysis.callee_table)
 
 
 def _run_rules(results: Sequence[FileResult], settings: Settings,
                only: Optional[Set[str]] = None,
                found: Optional[Callable[[FileResult], None]] = None,
-               known_calls: Optional[CallTargets] = None) -> _Pass:
+               known_calls: Optional[CallTargets] = None,
+               known_callees: Optional[CalleeTable] = None) -> _Pass:
     """Link every model, then check every file (or those in `only`); `found(result)`
     for each file with findings from an inexact model, as soon as they are known (the
     files are checked largest first)."""
     project_of = {}
     call_targets: CallTargets = {}
-    for project in projects((r.model for r in results if r.model is not None), known_calls):
+    callee_table: CalleeTable = {}
+    for project in projects((r.model for r in results if r.model is not None), known_calls,
+                            known_callees):
         call_targets.update(project.usage.call_targets)
+        callee_table.update(project.contexts.callee_table)
         for fm in project.index.files:
             project_of[fm.path] = project
     rules = enabled_rules(settings)
@@ -473,7 +483,8 @@ def _run_rules(results: Sequence[FileResult], settings: Settings,
         sup = result.suppressions
         findings.extend(f for f in file_findings if not sup.suppressed(f.code, f.line))
     findings.sort(key=Finding.sort_key)
-    return _Pass(RunResult(findings, len(results), internal), inexact, crashed, call_targets)
+    return _Pass(RunResult(findings, len(results), internal), inexact, crashed, call_targets,
+                 callee_table)
 
 
 # --- many files: a process pool, and the cache ---------------------------------------

@@ -135,19 +135,27 @@ def test_files_go_to_the_refining_workers_as_their_findings_appear_largest_first
 
 
 def test_a_link_takes_known_call_targets_as_they_are():
-    """The second link of a run reuses the first's call targets for the files it did not
-    model again (finding what `obj.method()` may run is most of a link)."""
+    """The second link of a run reuses the first's call targets (what each call may run)
+    for the files it did not model again (finding them is most of a link)."""
     results = engine.analyze_jobs(_jobs(SOURCES), Settings())
     models = [r.model for r in results if r.model is not None]
     first = projects(models)
-    known = {}
+    known, known_callees = {}, {}
     for project in first:
         known.update(project.usage.call_targets)
+        known_callees.update(project.contexts.callee_table)
     assert sum(len(table) for table in known.values()) > 50
-    again = projects(models, known)
+    assert 50 < sum(len(table) for table in known_callees.values()) < sum(
+        len(table) for table in known.values())  # the instance methods are usage's own
+    again = projects(models, known, known_callees)
     assert [p.usage.where for p in again] == [p.usage.where for p in first]
-    blind = projects(models, {path: {} for path in known})  # taken, not worked out again
+    assert [p.contexts.function_contexts for p in again] == \
+        [p.contexts.function_contexts for p in first]
+    # Taken, not worked out again:
+    blind = projects(models, {path: {} for path in known}, {path: [] for path in known})
     assert all(not table for p in blind for table in p.usage.call_targets.values())
+    assert all(not table for p in blind for table in p.contexts.callee_table.values())
+    assert all(not contexts for p in blind for contexts in p.contexts.function_contexts.values())
 
 
 def _die_refining_victim(item):

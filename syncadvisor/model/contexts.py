@@ -20,6 +20,9 @@ _MAX_DEPTH = 8
 # Methods Keras calls for you once a layer or model object exists.
 _CONSTRUCTION_METHODS = ("__init__", "build")
 
+# path -> [(index of a call in the file's `calls`, the project functions it runs)]
+CalleeTable = Dict[str, List[Tuple[int, List[str]]]]
+
 
 @dataclass(frozen=True)
 class StrategyOption:
@@ -193,19 +196,22 @@ class StrategyResolver:
 class ContextAnalysis:
     """Strategy contexts of every function and scope in the run."""
 
-    def __init__(self, index: ProjectIndex):
+    def __init__(self, index: ProjectIndex, known_callees: Optional[CalleeTable] = None):
+        """`known_callees`: the `callee_table` of files whose models are unchanged since
+        an earlier link of the same run (or agree with those but for positions and
+        texts), taken as they are."""
         self.index = index
         self.resolver = StrategyResolver(index)
         # (path, scope index) -> the strategy of that `with X.scope()`, None if not one.
         self.scope_strategy: Dict[Tuple[str, int], Optional[Strategy]] = {}
         self.function_contexts: Dict[str, Set[Context]] = defaultdict(set)
-        # id(edge) -> `callees(edge.callee)`, for the edges (of `index.files`) that have any
-        self.edge_callees: Dict[int, List[str]] = {}
+        # path -> [(index of a call in the file's `calls`, its callees)], calls with any
+        self.callee_table: CalleeTable = {}
         for fm in index.files:
             for i, entry in enumerate(fm.scopes):
                 self.scope_strategy[(fm.path, i)] = self.resolver.strategy_of(
                     entry.receivers, entry.text, fm.path)
-        self._propagate()
+        self._propagate(known_callees or {})
 
     def scope_context(self, path: str, scopes: Tuple[int, ...]) -> Optional[Context]:
         """The context given by the innermost strategy scope among `scopes`."""
@@ -241,16 +247,26 @@ class ContextAnalysis:
             return [t for t in targets if t]
         return []
 
-    def _propagate(self) -> None:
+    def _callees_of_calls(self, fm: FileModel) -> List[Tuple[int, List[str]]]:
+        table = []
+        callees = self.callees
+        for i, edge in enumerate(fm.calls):
+            targets = callees(edge.callee)
+            if targets:
+                table.append((i, targets))
+        return table
+
+    def _propagate(self, known_callees: CalleeTable) -> None:
         incoming: Dict[str, List[Tuple[Optional[str], Optional[Context]]]] = defaultdict(list)
         outgoing: Dict[Optional[str], List[Tuple[str, Optional[Context]]]] = defaultdict(list)
-        callees = self.edge_callees
         for fm in self.index.files:
-            for edge in fm.calls:
-                targets = self.callees(edge.callee)
-                if not targets:
-                    continue
-                callees[id(edge)] = targets
+            table = known_callees.get(fm.path)
+            if table is None:
+                table = self._callees_of_calls(fm)
+            self.callee_table[fm.path] = table
+            calls = fm.calls
+            for i, targets in table:
+                edge = calls[i]
                 lexical = self.scope_context(fm.path, edge.scopes)
                 if lexical is None and edge.caller is None:
                     lexical = CTX_NONE

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Dict, Iterable, List, Optional, Tuple
 
-from .contexts import ContextAnalysis, ProjectIndex
+from .contexts import CalleeTable, ContextAnalysis, ProjectIndex
 from .facts import FileModel
 from .usage import CallTargets, UsageAnalysis
 from .variables import VariableSite, keras_class_kind, variable_sites
@@ -27,9 +27,10 @@ class LinkedFile:
 
 
 class Project:
-    def __init__(self, models: Iterable[FileModel], known_calls: Optional[CallTargets] = None):
+    def __init__(self, models: Iterable[FileModel], known_calls: Optional[CallTargets] = None,
+                 known_callees: Optional[CalleeTable] = None):
         self.index = ProjectIndex(models)
-        self.contexts = ContextAnalysis(self.index)
+        self.contexts = ContextAnalysis(self.index, known_callees)
         # A function of the index, not the bound method: a Project must not be in a
         # reference cycle, so that it is freed as soon as a run is done with it (the
         # check command runs without the cycle collector, and links a run twice).
@@ -74,15 +75,16 @@ def source_root(fm: FileModel) -> str:
     return folder
 
 
-def projects(models: Iterable[FileModel], known_calls: Optional[CallTargets] = None
-             ) -> List[Project]:
+def projects(models: Iterable[FileModel], known_calls: Optional[CallTargets] = None,
+             known_callees: Optional[CalleeTable] = None) -> List[Project]:
     """One project per set of files whose module names do not clash.
 
     Two folders checked together may both have a `model.py` (or a copy of the same
     package): their modules share names, and linking them as one would mix one's
     functions with the other's. Source roots whose module names clash go to separate
     projects; the others join the first project, so a `tests/` folder still links
-    with the `src/` package it imports. `known_calls`: see `UsageAnalysis`.
+    with the `src/` package it imports. `known_calls`: see `UsageAnalysis`;
+    `known_callees`: see `ContextAnalysis`.
     """
     models = list(models)
     by_root: Dict[str, List[FileModel]] = {}
@@ -98,7 +100,8 @@ def projects(models: Iterable[FileModel], known_calls: Optional[CallTargets] = N
                 break
         else:
             groups.append((set(names), list(by_root[root])))
-    return [Project(members, known_calls) for _, members in groups] or [Project([])]
+    return [Project(members, known_calls, known_callees)
+            for _, members in groups] or [Project([])]
 
 
 def aliases(fm: FileModel) -> Dict[str, str]:

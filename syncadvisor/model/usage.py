@@ -326,9 +326,9 @@ class UsageAnalysis:
 
     def _targets_of_calls(self, fm: FileModel) -> Dict[int, List[str]]:
         table: Dict[int, List[str]] = {}
-        edge_callees, method_names = self.contexts.edge_callees, self._method_names
+        callees, method_names = dict(self.contexts.callee_table[fm.path]), self._method_names
         for i, edge in enumerate(fm.calls):
-            targets = edge_callees.get(id(edge))
+            targets = callees.get(i)
             if targets is None:
                 callee = edge.callee  # `obj.method()`, obj maybe a project class's instance
                 if callee.attr not in method_names or callee.kind != "call":
