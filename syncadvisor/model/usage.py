@@ -333,6 +333,9 @@ class UsageAnalysis:
                 callee = edge.callee  # `obj.method()`, obj maybe a project class's instance
                 if callee.attr not in method_names or callee.kind != "call":
                     continue
+                receiver = callee.options[0] if callee.options else None
+                if receiver is None or (receiver.kind == "names" and not receiver.options):
+                    continue  # `len(x)`: a name bound nowhere in the file is no instance
                 targets = self._instance_callees(callee, fm.path)
                 if not targets:
                     continue
