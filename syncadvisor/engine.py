@@ -15,8 +15,8 @@ import multiprocessing
 import os
 import pickle
 import shutil
+import signal
 import tempfile
-import threading
 import traceback
 import warnings
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -31,6 +31,7 @@ from .files import SourceText, UnreadableSource, module_name, read_source
 from .findings import ERROR, Finding
 from .model import tfapi
 from .model.facts import FileModel
+from .model.likely import likely_reported
 from .model.project import projects
 from .model.contexts import CalleeTable
 from .model.usage import CallTargets
@@ -242,7 +243,7 @@ def run_rules(results: Sequence[FileResult], settings: Settings,
     """
     with collector_paused():
         refiner = refiner or Refiner(settings)
-        refiner.prepare()  # workers import libcst while this process links the run
+        refiner.guess(results, source_of)  # modelled again while this process links
         # Each file is sent to be modelled again as soon as its rules find something,
         # largest first, while this process checks the others.
         first = _run_rules(results, settings,
@@ -300,28 +301,24 @@ def _refine_job(item: Tuple[str, str, Optional[str]]) -> FileResult:
     return _model_exactly(item, _WORKER_SETTINGS)
 
 
-_WORKER_BARRIER = None
-
-
-def _init_refiner(settings: Settings, barrier) -> None:
-    global _WORKER_BARRIER
+def _init_refiner(settings: Settings, pids) -> None:
+    """A refining worker, just forked: libcst imported at once (0.2 s), at the lowest
+    priority, so that it takes only what stage 1 leaves of the CPUs (the first tenths
+    of a second, while this process reads the files) and the worker is ready when the
+    run is linked. `pids` tells the parent who to stop (`Refiner.close`)."""
     _init_worker(settings)
-    _WORKER_BARRIER = barrier
-
-
-def _started() -> None:
-    return None
-
-
-def _import_libcst() -> None:
+    pids.put(os.getpid())
+    try:
+        os.nice(19)
+    except (AttributeError, OSError):  # not on this system: at the usual priority
+        pass
     import libcst  # noqa: F401
 
     from .model import builder  # noqa: F401
 
-    try:  # every worker takes one of these: each waits here until all have one
-        _WORKER_BARRIER.wait(timeout=30)  # type: ignore[union-attr]
-    except threading.BrokenBarrierError:
-        pass
+
+def _started() -> None:
+    return None
 
 
 class Refiner:
@@ -330,8 +327,10 @@ class Refiner:
     The processes are forked when this is made, before stage 1, while this process is
     small: forked later, they would hold a copy of every page of models that linking
     then touches here (keras+tf_keras: the run's memory, summed as PSS, 308 MB with two
-    forked late). They import libcst while this process links the run, and parse side
-    by side; a crash in libcst's native parser costs only its file.
+    forked late). They import libcst as soon as they are forked, at the lowest priority
+    (stage 1 leaves them little but its first tenths of a second), and parse side by
+    side; a crash in libcst's native parser costs only its file. One file is sent before
+    any finding is known (`guess`): the largest that looks likely to have one.
     """
 
     def __init__(self, settings: Settings, workers: int = 1):
@@ -339,14 +338,13 @@ class Refiner:
         self.workers = workers
         self.pool: Optional[ProcessPoolExecutor] = None
         self.context = _pool_context()
-        self.prepared = False
         # path -> (job, future): files sent to a worker before `refine` was called
         self.started: Dict[str, Tuple[Tuple[str, str, Optional[str]], Future]] = {}
         if workers > 1:
-            barrier = self.context.Barrier(workers)
+            self._pids = self.context.SimpleQueue()
             self.pool = ProcessPoolExecutor(workers, mp_context=self.context,
                                             initializer=_init_refiner,
-                                            initargs=(settings, barrier))
+                                            initargs=(settings, self._pids))
             self.pool.submit(_started)  # starts every worker process now
 
     @classmethod
@@ -362,18 +360,30 @@ class Refiner:
         self.close()
 
     def close(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
-            self.pool = None
+        if self.pool is None:
+            return
+        pool, self.pool = self.pool, None
+        # What is still running was a guess that found nothing: not waited for, its
+        # workers stopped (they only compute), then reaped.
+        if any(not future.done() for _, future in self.started.values()):
+            while not self._pids.empty():
+                try:
+                    os.kill(self._pids.get(), signal.SIGTERM)
+                except OSError:  # gone already
+                    pass
+        pool.shutdown(wait=True, cancel_futures=True)
 
-    def prepare(self) -> None:
-        if self.pool is not None and not self.prepared:
-            self.prepared = True
-            try:
-                for _ in range(self.workers):
-                    self.pool.submit(_import_libcst)
-            except BrokenProcessPool:
-                pass
+    def guess(self, results: Sequence[FileResult], source_of: Optional[SourceOf]) -> None:
+        """Begin modelling again, before any finding is known, the largest file that
+        looks likely to have one (`likely_reported`): modelling the largest file with
+        findings again is what a run waits for at its end, and this worker would
+        otherwise sit idle while this process links the run."""
+        if self.pool is None:
+            return
+        candidates = [r for r in results if r.model is not None and not r.model.exact
+                      and likely_reported(r.model)]
+        if candidates:
+            self.start(max(candidates, key=lambda r: r.size), source_of)
 
     def start(self, result: FileResult, source_of: Optional[SourceOf]) -> None:
         """Begin modelling `result`'s file again in a worker, if there are workers;
@@ -394,7 +404,7 @@ class Refiner:
         jobs: List[Tuple[int, Tuple[str, str, Optional[str]]]] = []
         futures: List[Tuple[int, Tuple[str, str, Optional[str]], Future]] = []
         for i, result in enumerate(results):
-            if result.path in self.started:
+            if result.path in paths and result.path in self.started:
                 item, future = self.started.pop(result.path)
                 jobs.append((i, item))
                 futures.append((i, item, future))

@@ -12,9 +12,12 @@ from __future__ import annotations
 import ast
 import dataclasses
 import importlib.util
+import multiprocessing
 import os
 import pickle
 import sys
+import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -25,6 +28,7 @@ from syncadvisor.engine import Job
 from syncadvisor.model import tfapi
 from syncadvisor.model.ast_builder import build_model_from_ast
 from syncadvisor.model.builder import build_model
+from syncadvisor.model.likely import likely_reported
 from syncadvisor.model.project import projects
 from syncadvisor.parsing import parse_chunks
 
@@ -128,10 +132,60 @@ def test_files_go_to_the_refining_workers_as_their_findings_appear_largest_first
 
     monkeypatch.setattr(engine.Refiner, "start", start)
     monkeypatch.setattr(engine.Refiner, "refine", refine)
+    monkeypatch.setattr(engine, "likely_reported", lambda model: False)  # no guess
     pooled = _findings(jobs, settings, monkeypatch, exact_only=False, refine_workers=2)
     assert pooled == _findings(jobs, settings, monkeypatch, exact_only=False)
     started, inexact = waiting[0]
     assert started == inexact > 10 and sizes[:started] == sorted(sizes[:started], reverse=True)
+
+
+def _slow_refining(item):
+    """A refining job (module level, for the pool) that takes its time on one file."""
+    if item[1].endswith("/check/silent_keras_patterns.py"):
+        time.sleep(60)
+    return _REFINE_JOB(item)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the pool forks on POSIX only")
+def test_a_guess_goes_first_and_one_that_finds_nothing_is_not_waited_for(monkeypatch):
+    """The largest file that looks likely to have a finding is sent to be modelled again
+    before the first pass begins. A guess that was wrong, and is still being modelled
+    when the run is done, is not waited for: its worker is stopped."""
+    jobs = _jobs(SOURCES)
+    settings = Settings()
+    here = _findings(jobs, settings, monkeypatch, exact_only=False)
+    assert not [f for f in here if f[0].endswith("/check/silent_keras_patterns.py")]  # silent
+    monkeypatch.setattr(engine, "_refine_job", _slow_refining)  # workers inherit it
+    monkeypatch.setattr(engine, "likely_reported",
+                        lambda model: model.path.endswith("/check/silent_keras_patterns.py"))
+    order = []
+    real_start = engine.Refiner.start
+    monkeypatch.setattr(engine.Refiner, "start", lambda self, result, source_of: (
+        order.append(result.path), real_start(self, result, source_of)))
+    before = time.monotonic()
+    assert _findings(jobs, settings, monkeypatch, exact_only=False, refine_workers=2) == here
+    assert time.monotonic() - before < 45
+    assert order[0].endswith("/check/silent_keras_patterns.py") and len(order) > 10
+    assert not multiprocessing.active_children()
+
+
+def test_a_guess_looks_for_a_replica_update_of_a_variable_the_class_made():
+    layer = textwrap.dedent("""\
+        import tensorflow as tf
+        class Counter(tf.keras.layers.Layer):
+            def build(self, shape):
+                self.seen = self.add_weight(name="seen", shape=(), trainable=False)
+            def {method}(self, x):
+                self.seen.assign_add(1.0)
+                return x
+        """)
+    rewrites = tfapi.prefix_rewrites(False)
+
+    def guess(method):
+        text = layer.format(method=method)
+        return likely_reported(build_model_from_ast(ast.parse(text), "m.py", "m", rewrites, text))
+    assert guess("call") and guess("update_state")
+    assert not guess("reset_state")  # run once, not once per replica
 
 
 def test_a_link_takes_known_call_targets_as_they_are():
