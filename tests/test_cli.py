@@ -50,6 +50,17 @@ def test_exit_codes(project, capsys):
     assert code == 2 and "missing.py" in err
 
 
+def test_a_run_in_a_process_that_goes_on_keeps_nothing(project, capsys, monkeypatch):
+    """The command's own process keeps each run's models until it exits (cli._HELD), so
+    as not to free them one by one just before exiting; a caller of main() whose process
+    goes on, and the flake8 plugin, do not."""
+    from syncadvisor import cli
+
+    monkeypatch.setattr(cli, "_HELD", [])
+    assert run(["check", str(project)], capsys)[0] == 1
+    assert cli._HELD == []
+
+
 def test_text_output_is_sorted_with_summary(project, capsys):
     code, out, _ = run(["check", str(project)], capsys)
     lines = out.splitlines()
