@@ -35,6 +35,7 @@ _ORDER = {
     ast.IfExp: ("body", "test", "orelse"),
 }
 _FIELDS: Dict[type, Tuple[str, ...]] = {}
+_NAME = ast.Name
 
 
 def dotted_parts(node: ast.AST) -> Optional[Tuple[str, ...]]:
@@ -122,9 +123,8 @@ class AstModelBuilder(WalkState):
         return Span(line, column, line, column + len(node.name))  # type: ignore[attr-defined]
 
     def _is_self(self, node: ast.AST) -> bool:
-        fn = self._fn
-        return (isinstance(node, ast.Name) and fn.self_name is not None
-                and fn.klass is not None and node.id == fn.self_name)
+        fn = self._fn  # (`self_name` is None outside methods: no name equals it)
+        return node.__class__ is _NAME and node.id == fn.self_name and fn.klass is not None
 
     # --- the walk -------------------------------------------------------------------
 
@@ -494,10 +494,12 @@ class AstModelBuilder(WalkState):
 
     def _call(self, node: ast.Call) -> None:
         self._record_call(node)
-        self.walk(node.func)
+        if node.func.__class__ not in _LEAVES:  # `f(x)`: nothing more to see in `f`
+            self.walk(node.func)
         self._walk_all(node.args)
         for keyword in node.keywords:
-            self.walk(keyword.value)
+            if keyword.value.__class__ not in _LEAVES:
+                self.walk(keyword.value)
 
     def _arguments(self, node: ast.Call) -> Tuple[Argument, ...]:
         items: List[Tuple[ast.AST, Optional[str], ast.AST, str]] = [
@@ -510,8 +512,10 @@ class AstModelBuilder(WalkState):
                      for whole, keyword, value, star in items)
 
     def _attribute(self, node: ast.Attribute) -> None:
-        self._record_attribute(node, node.value, node.attr)
-        self.walk(node.value)
+        value = node.value
+        self._record_attribute(node, value, node.attr)
+        if value.__class__ not in _LEAVES:  # `x.attr`, `self.attr`: the commonest
+            self.walk(value)
 
     # --- what the shared recording needs to know of Python's nodes --------------------
 

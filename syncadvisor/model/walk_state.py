@@ -54,6 +54,7 @@ class WalkState:
         self._scope = self._module_scope
         self._seq = 0
         self._functions: List[Function] = [Function(None, None, None, None)]
+        self._fn = self._functions[-1]
         self._classes: List[ClassInfo] = []
         self._qualname: List[str] = []
         self._lambda_ids: Dict[int, str] = {}
@@ -86,9 +87,13 @@ class WalkState:
     def _ref(self, parts: Tuple[str, ...]) -> PendingRef:
         return PendingRef(self._scope, self._next_seq(), parts)
 
-    @property
-    def _fn(self) -> Function:
-        return self._functions[-1]
+    def _push_function(self, fn: Function) -> None:
+        self._functions.append(fn)
+        self._fn = fn  # the innermost: read at every call, name and attribute
+
+    def _pop_function(self) -> None:
+        self._functions.pop()
+        self._fn = self._functions[-1]
 
     def _self_head(self, parts: Tuple[str, ...]) -> bool:
         fn = self._fn
@@ -189,10 +194,10 @@ class WalkState:
         self._qualname.extend([name, "<locals>"])
         for param in params:
             self._bind_local(param)
-        self._functions.append(Function(function_id, self_name, klass, info))
+        self._push_function(Function(function_id, self_name, klass, info))
 
     def _leave_function(self) -> None:
-        self._functions.pop()
+        self._pop_function()
         del self._qualname[-2:]
         self._pop_scope()
 
@@ -208,10 +213,10 @@ class WalkState:
         self._scope = Scope(FUNCTION, self._scope)
         for param in params:
             self._bind_local(param)
-        self._functions.append(Function(lambda_id, outer.self_name, outer.klass, info))
+        self._push_function(Function(lambda_id, outer.self_name, outer.klass, info))
 
     def _leave_lambda(self) -> None:
-        self._functions.pop()
+        self._pop_function()
         self._pop_scope()
 
     def _enter_comprehension_scope(self) -> None:
@@ -468,8 +473,8 @@ class WalkState:
             loads = self.model.self_loads
             loads[key] = loads.get(key, 0) + 1
             return
-        if not MEMBER_LIKE.match(member):
-            return
+        if not "A" <= member[0] <= "Z" or not MEMBER_LIKE.match(member):
+            return  # (the first test spares most attributes the regular expression)
         parts = self._dotted(value)
         if parts is None:
             return
