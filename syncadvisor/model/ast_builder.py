@@ -35,20 +35,22 @@ _ORDER = {
     ast.IfExp: ("body", "test", "orelse"),
 }
 _FIELDS: Dict[type, Tuple[str, ...]] = {}
-_NAME = ast.Name
+_NAME, _ATTRIBUTE = ast.Name, ast.Attribute
 
 
 def dotted_parts(node: ast.AST) -> Optional[Tuple[str, ...]]:
     """('a', 'b', 'c') for `a.b.c`; None for anything that is not a plain dotted name.
     `None`, `True` and `False` count as names, as they are in libcst's tree."""
+    if node.__class__ is _NAME:
+        return (node.id,)  # type: ignore[attr-defined]
     parts: List[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
+    while node.__class__ is _ATTRIBUTE:
+        parts.append(node.attr)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+    if node.__class__ is _NAME:
+        parts.append(node.id)  # type: ignore[attr-defined]
     elif not parts and _is_name_constant(node):
-        parts.append(_CONSTANT_NAMES[node.value])
+        parts.append(_CONSTANT_NAMES[node.value])  # type: ignore[attr-defined]
     else:
         return None
     parts.reverse()
@@ -238,8 +240,8 @@ class AstModelBuilder(WalkState):
         if text is None:
             text = self._code(node) if node.lineno in self._wide else name
         if self._is_self(node):
-            return Bound("local", text=text, span=self._span(node))
-        bound = Bound("names", text=text, span=self._span(node))
+            return Bound("local", None, text, self._span(node))
+        bound = Bound("names", None, text, self._span(node))  # (kind, qname, text, span)
         self._pending_names.append((self._ref((name,)), bound))
         return bound
 
@@ -252,10 +254,10 @@ class AstModelBuilder(WalkState):
         parts = dotted_parts(value)
         if parts is not None and not self._self_head(parts):
             if len(parts) == 1:
-                bound = Bound("names", text=text, span=span)
+                bound = Bound("names", None, text, span)
                 self._pending_names.append((self._ref(parts), bound))
                 return bound
-            bound = Bound("qname", text=text, span=span)
+            bound = Bound("qname", None, text, span)
             self._pending_bounds.append((bound, self._ref(parts)))
             return bound
         if isinstance(value, (ast.Attribute, ast.Subscript)):
@@ -295,8 +297,8 @@ class AstModelBuilder(WalkState):
             if self._is_self(node.value):
                 return Bound("self-attr", qname=self._fn.klass, attr=node.attr, text=text,
                              span=self._span(node))
-            bound = Bound("attr", text=text, span=self._span(node), attr=node.attr,
-                          options=(self._ref_bound(node.value),))
+            bound = Bound("attr", None, text, self._span(node), node.attr,
+                          (self._ref_bound(node.value),))
             parts = dotted_parts(node)
             if parts is not None and not self._self_head(parts):
                 self._pending_bounds.append((bound, self._ref(parts)))

@@ -85,7 +85,8 @@ class WalkState:
         return self._seq
 
     def _ref(self, parts: Tuple[str, ...]) -> PendingRef:
-        return PendingRef(self._scope, self._next_seq(), parts)
+        self._seq += 1
+        return PendingRef(self._scope, self._seq, parts)
 
     def _push_function(self, fn: Function) -> None:
         self._functions.append(fn)
@@ -343,7 +344,7 @@ class WalkState:
             return
         fn = self._fn
         if attribute is not None and self._is_self(attribute[0]):
-            callee = Bound("method", qname=fn.klass, attr=last)
+            callee = Bound("method", fn.klass, "", None, last)  # kind, qname, text, span, attr
             self.model.calls.append(CallEdge(fn.id, callee, tuple(fn.scopes), self._span(node)))
         else:
             parts = self._dotted(func)
@@ -354,8 +355,9 @@ class WalkState:
                     options, method = (self._ref_bound(attribute[0]),), last
                 else:
                     options, method = (self._ref_bound(func),), "__call__"
-                callee = Bound("call", text=self._callee_text(parts), attr=method,
-                               options=options)
+                # (kind, qname, text, span, attr, options): positional, as in every hot
+                # path (a call with keywords costs more than the object it makes)
+                callee = Bound("call", None, self._callee_text(parts), None, method, options)
                 self._pending_bounds.append((callee, self._ref(parts)))
                 self.model.calls.append(
                     CallEdge(fn.id, callee, tuple(fn.scopes), self._span(node)))
