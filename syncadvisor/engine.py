@@ -35,6 +35,7 @@ from .model.likely import likely_reported
 from .model.project import projects
 from .model.contexts import CalleeTable
 from .model.usage import CallTargets
+from .notebook import is_notebook
 from .parsing import parse_chunks, parse_hazard
 from .rules import enabled_rules
 from .rules.base import RuleContext
@@ -523,6 +524,17 @@ def analyze_bytes(path: str, data: bytes, settings: Settings, libcst_here: bool 
     return analyze_text(text, path, settings, libcst_here=libcst_here)
 
 
+def _unmodelled(path: str, data: bytes, settings: Settings) -> FileResult:
+    """Stage 1 for a file whose bytes hold no prefilter word: nothing to model, only
+    whether it can be read. Plain ASCII without NUL bytes or a coding line decodes as
+    itself, so that is all there is to know (keras+tf_keras: 1,183 files, whose
+    decoding and second look for the words took 0.05-0.07 s)."""
+    if data.isascii() and b"\x00" not in data[:8192] and b"coding" not in data[:1024] \
+            and not is_notebook(path):
+        return FileResult(path, size=len(data))
+    return analyze_bytes(path, data, settings)
+
+
 def _pool_context():
     """Fork where there is fork: a worker starts at once, with everything imported."""
     return multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
@@ -712,7 +724,7 @@ def _analyze_jobs(jobs: Sequence[Job], settings: Settings, workers: int,
 
     def analyze_light() -> None:
         for k in light:
-            computed[k] = analyze_bytes(*items[k], settings)
+            computed[k] = _unmodelled(*items[k], settings)
 
     size = sum(len(items[k][1]) for k in heavy)
     if workers > 1 and len(heavy) > 1 and size > POOL_THRESHOLD:

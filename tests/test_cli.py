@@ -226,3 +226,19 @@ def test_any_prefilter_word_gets_a_file_modelled_and_none_leaves_it_unparsed(wor
         assert not engine.may_hold_a_finding(plain)
         assert not engine.may_hold_a_finding(plain.encode())
         assert engine.analyze_text(plain, "a.py", Settings()).model is None
+
+
+@pytest.mark.parametrize("data", [
+    b"x = 1\n", b"", b"# -*- coding: latin-1 -*-\nx = 'caf\xe9'\n", b"x = 'caf\xc3\xa9'\n",
+    b"# coding: utf-16\nx = 1\n", b"# coding: no-such-codec\nx = 1\n", b"x = 1\x00\n",
+    b"x = '\xff'\n", b"\xef\xbb\xbfx = 1\n", b"x = 1\r\n" * 3,
+], ids=repr)
+def test_a_file_without_prefilter_words_is_read_as_a_full_analysis_would(data):
+    """Stage 1 takes a shortcut for plain-ASCII files the prefilter drops (engine.
+    _unmodelled); the result is the one decoding and analysing would give."""
+    settings = Settings()
+    for path in ("a.py", "a.ipynb"):
+        quick = engine._unmodelled(path, data, settings)
+        full = engine.analyze_bytes(path, data, settings)
+        assert (quick.path, quick.size, quick.model, quick.errors, quick.suppressions) == \
+            (full.path, full.size, full.model, full.errors, full.suppressions)
