@@ -22,7 +22,7 @@ from . import __version__
 from .collector import collector_paused
 
 FOLDER = ".syncadvisor_cache"
-_FORMAT = 2
+_FORMAT = 3  # 3: a model's call edges pickled as one flat tuple (facts._flat_calls)
 
 
 def _tool_fingerprint() -> str:
