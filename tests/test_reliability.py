@@ -700,9 +700,13 @@ def _interrupt_fix(root: Path, sig: int):
     machine) lands the signal while the others are still being written."""
     first = str(min(root.glob("*.py")))
     before = os.stat(first).st_ino
+    # As a terminal would: a test run started in the background by a shell without job
+    # control inherits SIGINT ignored, and Python then leaves it ignored (the run was
+    # never interrupted, however early the signal came).
     process = subprocess.Popen([sys.executable, "-m", "syncadvisor", "check", "--no-cache",
                                 "--fix", "--exit-zero", str(root)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while process.poll() is None and time.monotonic() < deadline:
         if os.stat(first).st_ino != before:  # replaced: renamed over by its fixed text
