@@ -367,11 +367,14 @@ class Refiner:
         # What is still running was a guess that found nothing: not waited for, its
         # workers stopped (they only compute), then reaped.
         if any(not future.done() for _, future in self.started.values()):
+            alive = {child.pid for child in multiprocessing.active_children()}
             while not self._pids.empty():
-                try:
-                    os.kill(self._pids.get(), signal.SIGTERM)
-                except OSError:  # gone already
-                    pass
+                pid = self._pids.get()
+                if pid in alive:  # a child of ours still (never a reused number)
+                    try:
+                        os.kill(pid, signal.SIGTERM)
+                    except OSError:  # gone since
+                        pass
         pool.shutdown(wait=True, cancel_futures=True)
 
     def guess(self, results: Sequence[FileResult], source_of: Optional[SourceOf]) -> None:
