@@ -27,13 +27,13 @@ from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Sequ
 from . import __version__
 from .collector import collector_paused
 from .config import Settings
-from .files import SourceText, UnreadableSource, module_name, read_source
+from .files import SourceText, UnreadableSource, module_name, read_source, reads_as_itself
 from .findings import ERROR, Finding
 from .model import tfapi
 from .model.facts import FileModel
 from .model.likely import likely_reported
-from .model.project import projects
 from .model.contexts import CalleeTable
+from .model.project import projects
 from .model.usage import CallTargets
 from .notebook import is_notebook
 from .parsing import parse_chunks, parse_hazard
@@ -408,11 +408,13 @@ class Refiner:
         jobs: List[Tuple[int, Tuple[str, str, Optional[str]]]] = []
         futures: List[Tuple[int, Tuple[str, str, Optional[str]], Future]] = []
         for i, result in enumerate(results):
-            if result.path in paths and result.path in self.started:
+            if result.path not in paths:
+                continue
+            if result.path in self.started:
                 item, future = self.started.pop(result.path)
                 jobs.append((i, item))
                 futures.append((i, item, future))
-            elif result.path in paths:
+            else:
                 item = _refining_item(result, source_of)
                 if item is not None:
                     jobs.append((i, item))
@@ -532,8 +534,7 @@ def _unmodelled(path: str, data: bytes, settings: Settings) -> FileResult:
     whether it can be read. Plain ASCII without NUL bytes or a coding line decodes as
     itself, so that is all there is to know (keras+tf_keras: 1,183 files, whose
     decoding and second look for the words took 0.05-0.07 s)."""
-    if data.isascii() and b"\x00" not in data[:8192] and b"coding" not in data[:1024] \
-            and not is_notebook(path):
+    if reads_as_itself(data) and not is_notebook(path):
         return FileResult(path, size=len(data))
     return analyze_bytes(path, data, settings)
 

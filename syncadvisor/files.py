@@ -39,9 +39,13 @@ class UnreadableSource(Exception):
     """The file cannot be read or decoded; the message says why."""
 
 
+# Where a NUL byte makes a file binary, not source.
+_BINARY_WINDOW = 8192
+
+
 def decode_source(data: bytes) -> SourceText:
     bom = data.startswith(codecs.BOM_UTF8)
-    if b"\x00" in data[:8192]:
+    if b"\x00" in data[:_BINARY_WINDOW]:
         raise UnreadableSource("binary file (contains NUL bytes)")
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
@@ -54,6 +58,14 @@ def decode_source(data: bytes) -> SourceText:
     if text.startswith("\ufeff"):
         text = text[1:]
     return SourceText(text, "utf-8" if encoding == "utf-8-sig" else encoding, bom)
+
+
+def reads_as_itself(data: bytes) -> bool:
+    """Whether `decode_source(data)` is surely `data` as ASCII text: plain ASCII, not
+    binary, and no coding line (one could name an encoding ASCII is not part of). The
+    coding line can only be on the first two lines; any `coding` early on counts."""
+    return data.isascii() and b"\x00" not in data[:_BINARY_WINDOW] \
+        and b"coding" not in data[:1024]
 
 
 def read_bytes(path: str) -> bytes:

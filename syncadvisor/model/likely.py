@@ -18,7 +18,7 @@ def likely_reported(model: FileModel) -> bool:
     that Keras runs once per replica (`call`, `update_state`, `apply_gradients`...)."""
     created = set()
     for creation in model.creations:
-        owner, dot, attr = (creation.target or "").partition(".")
+        _, dot, attr = (creation.target or "").partition(".")  # `self.attr`
         if creation.klass and dot and attr.isidentifier():
             created.add((creation.klass, attr))
     if not created:

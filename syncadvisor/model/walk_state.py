@@ -85,8 +85,7 @@ class WalkState:
         return self._seq
 
     def _ref(self, parts: Tuple[str, ...]) -> PendingRef:
-        self._seq += 1
-        return PendingRef(self._scope, self._seq, parts)
+        return PendingRef(self._scope, self._next_seq(), parts)
 
     def _push_function(self, fn: Function) -> None:
         self._functions.append(fn)
