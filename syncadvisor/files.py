@@ -12,7 +12,7 @@ import os
 import tokenize
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from .config import Settings, path_matches
 
@@ -132,14 +132,29 @@ def discover(paths: Sequence[str], settings: Settings) -> Iterator[str]:
         if not os.path.lexists(raw):
             raise MissingPath(raw)
     seen: set = set()
+    real_folders: Dict[str, str] = {}
     for raw in paths:
         if os.path.isdir(raw):
             yield from _walk(raw, settings, seen)
         elif not settings.is_excluded(raw):
-            key = os.path.realpath(raw)
+            key = _real_file(raw, real_folders)
             if key not in seen:
                 seen.add(key)
                 yield raw
+
+
+def _real_file(path: str, real_folders: Dict[str, str]) -> str:
+    """`os.path.realpath(path)`, each folder resolved once per run: a run given its
+    files one by one (a pre-commit hook, the benchmark's 1,490 paths) spent 24 ms
+    resolving every folder of every path again."""
+    folder, name = os.path.split(path)
+    if name in ("", ".", "..") or os.path.islink(path):
+        return os.path.realpath(path)
+    real = real_folders.get(folder)
+    if real is None:
+        real = real_folders[folder] = _real_file(folder, real_folders) if folder \
+            else os.path.realpath(os.curdir)
+    return os.path.join(real, name)
 
 
 def _walk(top: str, settings: Settings, seen: set) -> Iterator[str]:

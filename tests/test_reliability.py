@@ -390,6 +390,32 @@ def test_symlink_loops_dangling_links_and_fifos_in_a_folder(tmp_path):
     assert cli("check", "--no-cache", "pkg/loop/loop/sub/up/bad.py", cwd=tmp_path).returncode == 1
 
 
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="POSIX only")
+def test_files_named_one_by_one_resolve_as_realpath_does(tmp_path, monkeypatch):
+    """Folders are resolved once per run (files._real_file), to the same paths as
+    os.path.realpath, through linked folders, linked files, `..` and dangling links."""
+    from syncadvisor.files import _real_file
+
+    (tmp_path / "real" / "sub").mkdir(parents=True)
+    (tmp_path / "real" / "sub" / "a.py").write_text(BAD)
+    os.symlink("real", tmp_path / "lnk")
+    os.symlink("sub/a.py", tmp_path / "real" / "b.py")
+    os.symlink("..", tmp_path / "real" / "up")
+    os.symlink("nowhere.py", tmp_path / "dangling.py")
+    monkeypatch.chdir(tmp_path)
+    names = ["real/sub/a.py", "lnk/sub/a.py", "lnk/sub/../sub/a.py", "real/b.py", "lnk/b.py",
+             "./real/sub/a.py", "lnk/./sub/a.py", "real/up/lnk/sub/a.py", "lnk/../real/sub/a.py",
+             "dangling.py", "missing.py", "nodir/x.py", "a.py", str(tmp_path / "lnk/sub/a.py")]
+    shared: dict = {}
+    for name in names:
+        assert _real_file(name, shared) == _real_file(name, {}) == os.path.realpath(name), name
+    # The same file named five ways is checked, and reported, once.
+    result = cli("check", "--no-cache", "real/sub/a.py", "lnk/sub/a.py", "real/b.py",
+                 "lnk/sub/../sub/a.py", "real/up/lnk/sub/a.py", cwd=tmp_path)
+    assert [line.split(":")[0] for line in result.stdout.splitlines() if ": TFS" in line] == \
+        ["real/sub/a.py"], result.stdout
+
+
 def test_unreadable_file_is_a_finding_and_the_rest_is_checked(tmp_path, capsys, monkeypatch):
     (tmp_path / "secret.py").write_text(BAD)
     (tmp_path / "bad.py").write_text(BAD)
