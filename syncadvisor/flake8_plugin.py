@@ -50,7 +50,7 @@ class SyncAdvisorChecker:
         self.filename = filename
 
     def run(self) -> Iterator[Tuple[int, int, str, type]]:
-        from .engine import FileResult, analyze_text, run_rules, tool_error
+        from .engine import FileResult, analyze_text, may_hold_a_finding, run_rules, tool_error
 
         stdin = self.filename in ("-", "stdin", "<stdin>") or not os.path.exists(self.filename)
         directory = os.getcwd() if stdin else os.path.dirname(os.path.abspath(self.filename))
@@ -62,6 +62,8 @@ class SyncAdvisorChecker:
         if not stdin and settings.is_excluded(self.filename):
             return
         text = "".join(self.lines)
+        if not may_hold_a_finding(text):
+            return  # nothing to model, so nothing to look up in the cache or to check
         result = None
         cache = _cache_for(settings)
         if cache is not None:
