@@ -101,6 +101,29 @@ def test_config_in_pyproject(project, capsys):
     assert code == 0 and "All checks passed." in out
 
 
+def test_settings_are_found_from_every_folder_and_a_pyproject_is_parsed_once(tmp_path, monkeypatch):
+    """The flake8 plugin looks settings up once per folder: the nearest pyproject.toml with
+    the table wins, one without it is passed over, and each file is parsed again only once
+    it changes (config._TOML_READ)."""
+    from syncadvisor import config
+
+    parsed = []
+    real_parse = config._parse_toml
+    monkeypatch.setattr(config, "_parse_toml", lambda path: parsed.append(path) or real_parse(path))
+    (tmp_path / "a" / "b" / "c").mkdir(parents=True)
+    (tmp_path / "pyproject.toml").write_text('[tool.syncadvisor]\nignore = ["TFS001"]\n')
+    (tmp_path / "a" / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    folders = [tmp_path / "a" / "b" / "c", tmp_path / "a" / "b", tmp_path / "a", tmp_path]
+    for folder in folders * 3:
+        assert config.load_settings(None, str(folder)).ignore == ("TFS001",)
+    assert len(parsed) == 2  # each pyproject.toml once, not once per look
+    (tmp_path / "a" / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n[tool.syncadvisor]\nignore = ["TFS002"]\n')
+    assert config.load_settings(None, str(folders[0])).ignore == ("TFS002",)
+    assert config.load_settings(None, str(tmp_path)).ignore == ("TFS001",)
+    assert len(parsed) == 3
+
+
 def test_exclude_applies_to_explicit_files(project, capsys):
     (project / "pyproject.toml").write_text('[tool.syncadvisor]\nexclude = ["bad.py"]\n')
     code, _, _ = run(["check", str(project / "bad.py")], capsys, cwd=project)
