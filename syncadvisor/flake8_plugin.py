@@ -19,6 +19,7 @@ from functools import lru_cache
 from typing import Iterator, List, Optional, Tuple
 
 from . import __version__
+from .collector import collector_paused
 from .config import ConfigError, Settings, load_settings
 
 
@@ -50,6 +51,14 @@ class SyncAdvisorChecker:
         self.filename = filename
 
     def run(self) -> Iterator[Tuple[int, int, str, type]]:
+        # The collector stays off until this file's models are freed again: turned back on
+        # while they lived, it at once scanned every object they hold, to find next to
+        # nothing (flake8 -j1 over keras+tf_keras: 0.21 s of the plugin's 3.0 s, now 0.11).
+        with collector_paused():
+            reported = self._check()
+        return iter(reported)
+
+    def _check(self) -> List[Tuple[int, int, str, type]]:
         from .engine import FileResult, analyze_text, may_hold_a_finding, run_rules, tool_error
 
         stdin = self.filename in ("-", "stdin", "<stdin>") or not os.path.exists(self.filename)
@@ -57,13 +66,12 @@ class SyncAdvisorChecker:
         settings, problem = _settings_for(directory)
         if settings is None:
             error = tool_error(self.filename, f"bad configuration: {problem}")
-            yield error.line, error.column - 1, f"{error.code} {error.message}", type(self)
-            return
+            return [(error.line, error.column - 1, f"{error.code} {error.message}", type(self))]
         if not stdin and settings.is_excluded(self.filename):
-            return
+            return []
         text = "".join(self.lines)
         if not may_hold_a_finding(text):
-            return  # nothing to model, so nothing to look up in the cache or to check
+            return []  # nothing to model, so nothing to look up in the cache or to check
         result = None
         cache = _cache_for(settings)
         if cache is not None:
@@ -83,5 +91,5 @@ class SyncAdvisorChecker:
             result, stored = run.refined[0], False  # keep the model from libcst's tree
         if cache is not None and not stored and not result.internal_error:
             cache.store_model(key, result)
-        for finding in run.findings:
-            yield finding.line, finding.column - 1, f"{finding.code} {finding.message}", type(self)
+        return [(finding.line, finding.column - 1, f"{finding.code} {finding.message}",
+                 type(self)) for finding in run.findings]
