@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import sys
+import tempfile
 from pathlib import Path
 
 from benchmarks.corpus import Corpus
 from benchmarks.measure import MEMORY_METHOD, RunResult, run_measured
-from benchmarks.tools import Tool, source_fingerprint, tool_info
+from benchmarks.tools import PLUGIN_SHARE, Tool, source_fingerprint, tool_info
 
 # Targets of issue 6.
 COLD_MAX_X_RUFF = 5.0
@@ -162,6 +164,10 @@ def run_tools(corpus: Corpus, tools: list[Tool], repeats: int = 3, warmup: int =
             pss[t.key] = r.tree_pss_mb
             log(f"  {t.key:18s} memory run (PSS): {r.seconds:8.2f} s  tree PSS "
                 f"{r.tree_pss_mb or 0:.0f} MB, largest process {r.maxrss_mb or 0:.0f} MB")
+    share = None
+    cold_plugin = next((t for t in active if t.key == "flake8-tfs-cold"), None)
+    if cold_plugin is not None and status[cold_plugin.key] == "ok":
+        share = run_plugin_share(corpus, cold_plugin, args, timeout, log)
     summary = {t.key: _summarize(t, runs[t.key], status[t.key], reason[t.key], timeout) for t in tools}
     for key, value in pss.items():
         summary[key]["tree_pss_mb"] = value
@@ -185,8 +191,33 @@ def run_tools(corpus: Corpus, tools: list[Tool], repeats: int = 3, warmup: int =
         "memory_method": MEMORY_METHOD,
         "tool_info": tool_info(tools),
         "tools": summary,
-        "targets": evaluate_targets(summary),
+        "plugin_share": share,
+        "targets": evaluate_targets(summary, share),
     }
+
+
+def run_plugin_share(corpus: Corpus, tool: Tool, args: list[str], timeout: float | None,
+                     log=_log) -> dict:
+    """The plugin's share of one flake8 -j1 process's CPU time, its cache off, measured in
+    that process (benchmarks/plugin_share.py): a ratio of two times taken together, which
+    this machine's noise, 10-20% between two flake8 runs, cannot tilt. One untimed run."""
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(scratch) / "share.json"
+        argv = [sys.executable, str(PLUGIN_SHARE), str(out), "--", "--isolated", "-j", "1",
+                "--exit-zero"]
+        r = run_measured(argv + args, cwd=corpus.root, timeout=timeout, env=_env(tool),
+                         track_tree=False)
+        if r.timed_out or r.returncode != 0 or not out.exists():
+            why = f"> {timeout:g} s" if r.timed_out else _error_reason(tool, r)
+            log(f"  plugin share (flake8 -j1): error {why}")
+            return {"status": "error", "reason": why}
+        share = json.loads(out.read_text())
+    rest = share["process_cpu_s"] - share["plugin_cpu_s"]
+    share.update(status="ok", seconds=r.seconds,
+                 overhead=share["plugin_cpu_s"] / rest if rest > 0 else None)
+    log(f"  plugin share (flake8 -j1): the plugin {share['plugin_cpu_s']:.2f} of "
+        f"{share['process_cpu_s']:.2f} CPU-s in {r.seconds:.1f} s")
+    return share
 
 
 def _verdict_max(value: float | None, limit: float) -> str:
@@ -195,8 +226,9 @@ def _verdict_max(value: float | None, limit: float) -> str:
     return "PASS" if value <= limit else "FAIL"
 
 
-def evaluate_targets(summary: dict) -> list[dict]:
-    """Each of issue 6's targets, with the measured value and PASS / FAIL / UNSURE / n/a."""
+def evaluate_targets(summary: dict, share: dict | None = None) -> list[dict]:
+    """Each of issue 6's targets, with the measured value and PASS / FAIL / UNSURE / n/a;
+    `share` (run_plugin_share) adds the plugin's share of one flake8 process."""
     def med(k):
         return summary.get(k, {}).get("median_s")
 
@@ -231,6 +263,17 @@ def evaluate_targets(summary: dict) -> list[dict]:
             "verdict": _verdict_max(value, PLUGIN_MAX_OVERHEAD),
             "why_na": "" if value is not None else
             f"flake8: {status('flake8')}; {key}: {status(key)} {summary.get(key, {}).get('reason', '')}".strip(),
+        })
+
+    if share is not None:
+        value = share.get("overhead")
+        targets.append({
+            "id": "plugin_share",
+            "description": "flake8 + TFS plugin (SYNCADVISOR_NO_CACHE=1), its share of one flake8 -j1 "
+                           f"process's CPU <= {PLUGIN_MAX_OVERHEAD:.0%} of the rest",
+            "row": None, "value": value, "limit": PLUGIN_MAX_OVERHEAD, "unit": "overhead",
+            "verdict": _verdict_max(value, PLUGIN_MAX_OVERHEAD),
+            "why_na": "" if value is not None else share.get("reason", ""),
         })
 
     tf = summary.get("torchfix", {})

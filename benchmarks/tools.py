@@ -21,6 +21,7 @@ CACHE_ENV = {"SYNCADVISOR_CACHE_DIR": str(WORK_DIR / "syncadvisor_cache")}
 
 TORCHFIX_PIN = "torchfix==0.7.0"
 FLAKE8_RUNNER = HERE / "flake8_runner.py"
+PLUGIN_SHARE = HERE / "plugin_share.py"
 
 ALL_TOOLS = ["syncadvisor-cold", "syncadvisor-warm", "ruff", "flake8", "flake8-tfs", "flake8-tfs-cold",
              "torchfix"]

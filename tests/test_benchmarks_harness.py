@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import json
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -153,6 +154,36 @@ def test_target_verdicts_from_numbers():
     assert t["vs_torchfix"]["verdict"] == "UNSURE" and t["vs_torchfix"]["lower_bound"] is True
     assert t["memory_cold"]["verdict"] == "UNSURE"
     assert t["memory_warm"]["verdict"] == "FAIL"
+
+
+def test_plugin_share_is_measured_inside_one_flake8_process(tmp_path):
+    """The plugin's own CPU time, timed around each of its calls in a flake8 -j1 process."""
+    c = corpus_mod.corpus_from_path(_tiny(tmp_path))
+    plugged = next(t for t in tools_mod.build_tools(["flake8-tfs-cold"], log=_quiet)
+                   if t.key == "flake8-tfs-cold")
+    if not plugged.available:
+        pytest.skip(plugged.na_reason)
+    args, _ = harness.path_args(c)
+    share = harness.run_plugin_share(c, plugged, args, timeout=120, log=_quiet)
+    assert share["status"] == "ok", share
+    assert share["plugin_calls"] == 2  # flake8 ran the plugin once per file
+    assert 0 < share["plugin_cpu_s"] < share["process_cpu_s"]
+    assert share["overhead"] == pytest.approx(
+        share["plugin_cpu_s"] / (share["process_cpu_s"] - share["plugin_cpu_s"]))
+    assert 0 <= share["gc_in_plugin_cpu_s"] <= share["gc_cpu_s"]
+    t = {x["id"]: x for x in harness.evaluate_targets({}, share)}
+    assert t["plugin_share"]["value"] == share["overhead"]
+    assert t["plugin_share"]["verdict"] in {"PASS", "FAIL"}
+    assert f"the plugin {share['plugin_cpu_s']:.2f} of {share['process_cpu_s']:.2f} CPU-s, 2 files" \
+        in report._share_detail(share)
+
+
+def test_plugin_share_needs_flake8_in_one_process(tmp_path):
+    result = subprocess.run(
+        [sys.executable, str(tools_mod.PLUGIN_SHARE), str(tmp_path / "out.json"), "--", "-j", "2"],
+        capture_output=True, text=True)
+    assert result.returncode == 1 and "pass -j 1" in result.stderr
+    assert not (tmp_path / "out.json").exists()
 
 
 def test_memory_verdict_uses_the_tree_pss_when_measured():
