@@ -1,6 +1,7 @@
 """The `syncadvisor` command as a user meets it: exit codes, formats, config, suppression."""
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -249,6 +250,54 @@ def test_any_prefilter_word_gets_a_file_modelled_and_none_leaves_it_unparsed(wor
         assert not engine.may_hold_a_finding(plain)
         assert not engine.may_hold_a_finding(plain.encode())
         assert engine.analyze_text(plain, "a.py", Settings()).model is None
+
+
+# "Variable" alone keeps a file where a variable can be made or its class named...
+VARIABLE_KEPT = [
+    "v = tf.Variable(1.0)\n", "v = tf.Variable (1.0)\n", "v = KerasVariable(1.0)\n",
+    "v = tf.Variable\n", "v = tf.Variable  # the class\n", "V = tf.Variable; v = V(1.0)\n",
+    "V = tf.Variable", "from tensorflow import Variable as V\n", "[V] = [tf.Variable]\n",
+    "V, W = tf.Variable, tf.Tensor\n", "V = (tf.Variable)\n", "f((V := tf.Variable))\n",
+    "V = tf.Variable \\\n    if a else b\n", "make(tf.Variable)\n", "V = tf.Variable\r\n",
+    '{"source": ["V = tf.Variable\\n", "v = V(1.0)"]}', '{"source": ["V = tf.Variable"]}',
+]
+# ...and nothing else: prose, attributes of the class, annotations.
+VARIABLE_DROPPED = [
+    '"""Returns a `tf.Variable` object."""\n', "# Variables in the list\n",
+    'def f(scope):\n    """scope: VariableScope for the cell"""\n',
+    "info = variables.Variable.SaveSliceInfo(name, shape, offset, length)\n",
+    "v: tf.Variable = make()\n", "raise ValueError('Variable global_device_ids must be set')\n",
+]
+
+
+@pytest.mark.parametrize("text", VARIABLE_KEPT, ids=repr)
+def test_variable_where_one_can_be_made_or_named_keeps_a_file(text):
+    assert engine.may_hold_a_finding(text) and engine.may_hold_a_finding(text.encode())
+
+
+@pytest.mark.parametrize("text", VARIABLE_DROPPED, ids=repr)
+def test_variable_in_prose_or_attributes_alone_leaves_a_file_unparsed(text):
+    assert not engine.may_hold_a_finding(text) and not engine.may_hold_a_finding(text.encode())
+    # What modelling it would have given: nothing that makes a variable, even through a
+    # name it binds (each called after it).
+    from syncadvisor.model.ast_builder import build_model_from_ast
+
+    tree = ast.parse(text)
+    names = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+    probe = text + "".join(f"{name}(1.0)\n" for name in names)
+    model = build_model_from_ast(ast.parse(probe), "a.py", "a", engine.rewrites_for(Settings()),
+                                 probe)
+    assert model.creations == []
+    # With another word beside it, the file is modelled as before.
+    assert engine.may_hold_a_finding(text + "s = tf.distribute.MirroredStrategy()\n")
+
+
+def test_a_name_kept_for_variable_makes_variables():
+    for text in ("V = tf.Variable\n", "from tensorflow import Variable as V\n",
+                 "[V] = [tf.Variable]\n", "V = (tf.Variable)\n"):
+        probe = "import tensorflow as tf\n" + text + "v = V(1.0)\n"
+        result = engine.analyze_text(probe, "a.py", Settings())
+        assert [c.span.line for c in result.model.creations] == [3], text
 
 
 @pytest.mark.parametrize("data", [
