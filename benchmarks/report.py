@@ -96,7 +96,7 @@ ROW_TARGET_TEXT = {
 
 _TARGET_SHORT = {"cold_vs_ruff": "time", "warm_vs_ruff": "time", "memory_cold": "mem",
                  "memory_warm": "mem", "plugin_overhead": "time", "plugin_overhead_cold": "time",
-                 "vs_torchfix": "time", "plugin_share": "cpu"}
+                 "vs_torchfix": "time"}
 
 
 def _row_verdict(key: str, targets: dict) -> str:
