@@ -167,14 +167,19 @@ def test_plugin_share_is_measured_inside_one_flake8_process(tmp_path):
     share = harness.run_plugin_share(c, plugged, args, timeout=120, log=_quiet)
     assert share["status"] == "ok", share
     assert share["plugin_calls"] == 2  # flake8 ran the plugin once per file
+    assert share["without"]["plugin_calls"] == 0  # and not at all in the run without it
     assert 0 < share["plugin_cpu_s"] < share["process_cpu_s"]
-    assert share["overhead"] == pytest.approx(
-        share["plugin_cpu_s"] / (share["process_cpu_s"] - share["plugin_cpu_s"]))
+    gained = share["gc_full_gained_s"]
+    assert gained == max(0.0, share["gc_full_cpu_s"] - share["gc_full_in_plugin_cpu_s"]
+                         - share["without"]["gc_full_cpu_s"])
+    own = share["plugin_cpu_s"] + gained
+    assert share["overhead"] == pytest.approx(own / (share["process_cpu_s"] - own))
     assert 0 <= share["gc_in_plugin_cpu_s"] <= share["gc_cpu_s"]
+    assert 0 <= share["gc_full_cpu_s"] <= share["gc_cpu_s"]
     t = {x["id"]: x for x in harness.evaluate_targets({}, share)}
     assert t["plugin_share"]["value"] == share["overhead"]
     assert t["plugin_share"]["verdict"] in {"PASS", "FAIL"}
-    assert f"the plugin {share['plugin_cpu_s']:.2f} of {share['process_cpu_s']:.2f} CPU-s, 2 files" \
+    assert f"the plugin {share['plugin_cpu_s']:.2f} of {share['process_cpu_s']:.2f} CPU-s in 2 calls" \
         in report._share_detail(share)
 
 
