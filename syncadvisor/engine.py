@@ -79,8 +79,8 @@ def may_hold_a_finding(source) -> bool:
     """False when `source` (text, or a file's bytes) has none of `PREFILTER_WORDS`, or
     only "Variable", nowhere a variable can be made or its class named (`_VARIABLE_USE`)."""
     encoded = isinstance(source, bytes)
-    word = _PREFILTER_BYTES[0] if encoded else PREFILTER_WORDS[0]
-    if word in source and _VARIABLE_USES[encoded].search(source):
+    variable = _PREFILTER_BYTES[0] if encoded else PREFILTER_WORDS[0]
+    if variable in source and _VARIABLE_USES[encoded].search(source):
         return True
     return any(word in source for word in _OTHER_WORDS[encoded])
 
