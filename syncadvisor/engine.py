@@ -341,7 +341,8 @@ def _started() -> None:
 
 
 class Refiner:
-    """Models files again from libcst (stage 2): here, or in `workers` processes.
+    """Models files again from libcst (stage 2): with `exactly` (by default here), or in
+    `workers` processes.
 
     The processes are forked when this is made, before stage 1, while this process is
     small: forked later, they would hold a copy of every page of models that linking
@@ -352,9 +353,12 @@ class Refiner:
     any finding is known (`guess`): the largest that looks likely to have one.
     """
 
-    def __init__(self, settings: Settings, workers: int = 1):
+    def __init__(self, settings: Settings, workers: int = 1,
+                 exactly: Callable[[Tuple[str, str, Optional[str]], Settings], FileResult]
+                 = _model_exactly):
         self.settings = settings
         self.workers = workers
+        self.exactly = exactly  # without workers (the flake8 plugin: in a helper process)
         self.pool: Optional[ProcessPoolExecutor] = None
         self.context = _pool_context()
         # path -> (job, future): files sent to a worker before `refine` was called
@@ -438,7 +442,7 @@ class Refiner:
                     jobs.append((i, item))
         if self.pool is None:
             for i, item in jobs:
-                refined[i] = _model_exactly(item, self.settings)
+                refined[i] = self.exactly(item, self.settings)
             return refined
         sent = {i for i, _, _ in futures}
         try:
