@@ -715,12 +715,17 @@ def _isolated(job: Callable, item, path: str, settings: Settings, context) -> Fi
                                  initargs=(settings,)) as pool:
             return pool.submit(job, item).result()
     except BrokenProcessPool:
-        result = FileResult(path)
-        result.errors.append(tool_error(path, "internal error while checking this file: the "
-                                        "process checking it died (a crash in native code, or "
-                                        "out of memory) (please report it)"))
-        result.internal_error = True
-        return result
+        return died(path, "the process checking it")
+
+
+def died(path: str, process: str) -> FileResult:
+    """The result for a file whose `process` died while it was checked."""
+    result = FileResult(path)
+    result.errors.append(tool_error(path, f"internal error while checking this file: {process} "
+                                    "died (a crash in native code, or out of memory) "
+                                    "(please report it)"))
+    result.internal_error = True
+    return result
 
 
 def analyze_jobs(jobs: Sequence[Job], settings: Settings, workers: int = 1,

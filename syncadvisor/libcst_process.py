@@ -46,17 +46,18 @@ class LibcstProcess:
     def model(self, item: Item, settings: "Settings") -> "FileResult":
         helper = self._helper()
         if helper is None:
-            from .engine import analyze_text
+            from .engine import _model_exactly
 
-            text, path, module = item
-            return analyze_text(text, path, settings, module, exact=True)
+            return _model_exactly(item, settings)
         try:
             pickle.dump((item, settings), helper.stdin, protocol=pickle.HIGHEST_PROTOCOL)
             helper.stdin.flush()
             return pickle.load(helper.stdout)
         except (OSError, EOFError, ValueError, pickle.UnpicklingError):
+            from .engine import died
+
             self.close()  # it died: the next file gets a new one
-            return _died(item[1])
+            return died(item[1], "the process parsing it with libcst")
 
     def _helper(self) -> Optional[subprocess.Popen]:
         if self.helper is not None and self.owner == os.getpid():
@@ -82,17 +83,6 @@ class LibcstProcess:
             helper.wait()
 
 
-def _died(path: str) -> "FileResult":
-    from .engine import FileResult, tool_error
-
-    result = FileResult(path)
-    result.errors.append(tool_error(path, "internal error while checking this file: the "
-                                    "process parsing it with libcst died (a crash in native "
-                                    "code, or out of memory) (please report it)"))
-    result.internal_error = True
-    return result
-
-
 _SHARED: Optional[LibcstProcess] = None
 
 
@@ -111,7 +101,7 @@ def serve() -> None:
     import signal
 
     from .collector import collector_paused
-    from .engine import analyze_text
+    from .engine import _model_exactly
 
     # Ctrl-C reaches the whole process group: the host decides, this one only follows
     # when its stdin ends (no traceback of its own on the user's terminal).
@@ -120,11 +110,11 @@ def serve() -> None:
     sys.stdout = sys.stderr  # nothing but answers on the channel
     while True:
         try:
-            (text, path, module), settings = pickle.load(requests)
+            item, settings = pickle.load(requests)
         except EOFError:
             return
         with collector_paused():  # the tree and the model live only until sent
-            result = analyze_text(text, path, settings, module, exact=True)
+            result = _model_exactly(item, settings)
             try:
                 pickle.dump(result, answers, protocol=pickle.HIGHEST_PROTOCOL)
                 answers.flush()
