@@ -201,9 +201,9 @@ def run_plugin_share(corpus: Corpus, tool: Tool, args: list[str], timeout: float
     """The plugin's share of one flake8 -j1 process's CPU time, its cache off, measured in
     that process (benchmarks/plugin_share.py), plus its libcst helper's: a ratio of times
     taken together, which this machine's noise, 10-20% between two flake8 runs, cannot
-    tilt. Added to it: what
-    flake8's full collections gained, against a run without the plugin (the modules it
-    imports stay, and each full pass looks at them again). Two untimed runs."""
+    tilt. Added to it: what flake8's full collections gained, against a run without the
+    plugin (the modules it imports stay, and each full pass looks at them again). Two
+    untimed runs."""
     runs = {}
     for name, extra in (("without", ["--without", "syncadvisor"]), ("with", [])):
         with tempfile.TemporaryDirectory() as scratch:
@@ -221,7 +221,6 @@ def run_plugin_share(corpus: Corpus, tool: Tool, args: list[str], timeout: float
     plain = runs["without"]
     full_with = share["gc_full_cpu_s"] - share["gc_full_in_plugin_cpu_s"]
     gained = max(0.0, full_with - plain["gc_full_cpu_s"])
-    share.setdefault("helper_cpu_s", 0.0)
     # The helper's time is the plugin's, and not in flake8's process time.
     own = share["plugin_cpu_s"] + share["helper_cpu_s"] + gained
     rest = share["process_cpu_s"] - share["plugin_cpu_s"] - gained
