@@ -7,6 +7,7 @@ they do not end in `.py`, but config excludes still apply (what pre-commit needs
 from __future__ import annotations
 
 import codecs
+import fnmatch
 import io
 import os
 import tokenize
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
-from .config import Settings, path_matches
+from .config import Settings
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 ALWAYS_SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".tox", ".nox",
@@ -88,11 +89,18 @@ def encode_source(source: SourceText, text: str) -> bytes:
 # --- discovery -------------------------------------------------------------------
 
 class _GitIgnore:
-    """The subset of .gitignore that matters here: globs, `dir/`, `/anchored`, `!`."""
+    """The subset of .gitignore that matters here: globs, `dir/`, `/anchored`, `!`.
+
+    As git reads it: a pattern with no `/` but a trailing one names an entry anywhere
+    below this folder by its own name; any other is a path from this folder. The walk
+    asks about each entry it reaches and never enters an ignored folder, so what lies
+    above the folder it was given (`.venv/` over `.venv/lib/.../keras`) is never asked
+    about: a folder named explicitly is checked, as ruff does.
+    """
 
     def __init__(self, base: str, lines: Sequence[str]):
         self.prefix = base.rstrip(os.sep) + os.sep  # a real, absolute folder
-        self.rules: List[Tuple[str, bool, bool]] = []  # pattern, negated, dir only
+        self.rules: List[Tuple[str, bool, bool, bool]] = []  # pattern, negated, dir only, by name
         for raw in lines:
             line = raw.rstrip("\n").rstrip()
             if not line or line.startswith("#"):
@@ -101,18 +109,24 @@ class _GitIgnore:
             if negated:
                 line = line[1:]
             dir_only = line.endswith("/")
-            line = line.strip("/") if line.startswith("/") or dir_only else line
-            self.rules.append((line, negated, dir_only))
+            line = line.rstrip("/")
+            by_name = "/" not in line
+            if line.startswith("**/") and "/" not in line[3:]:
+                line, by_name = line[3:], True  # `**/name`: the same as `name`
+            line = line.lstrip("/")
+            if line:
+                self.rules.append((line, negated, dir_only, by_name))
 
     def ignored(self, real: str, is_dir: bool) -> Optional[bool]:
         if not real.startswith(self.prefix):
             return None
         rel = real[len(self.prefix):].replace(os.sep, "/")
+        name = rel.rpartition("/")[2]
         verdict: Optional[bool] = None
-        for pattern, negated, dir_only in self.rules:
+        for pattern, negated, dir_only, by_name in self.rules:
             if dir_only and not is_dir:
                 continue
-            if path_matches(rel, pattern):
+            if fnmatch.fnmatchcase(name if by_name else rel, pattern):
                 verdict = not negated
         return verdict
 
