@@ -231,29 +231,30 @@ class ContextAnalysis:
         found = self.function_contexts.get(function)
         return frozenset(found) if found else frozenset({CTX_UNKNOWN})
 
-    def callees(self, bound: Bound) -> List[str]:
-        """Project functions a call may run."""
-        index = self.index
-        if bound.kind == "method" and bound.qname and bound.attr:
-            fid = index.method(bound.qname, bound.attr)
-            return [fid] if fid else []
-        if bound.kind != "call" or not bound.qname:
-            return []
-        qname = bound.qname
-        if qname in index.functions:
-            return [qname]
-        if qname in index.classes:
-            targets = [index.method(qname, m) for m in _CONSTRUCTION_METHODS]
-            return [t for t in targets if t]
-        return []
-
     def _callees_of_calls(self, fm: FileModel) -> List[Tuple[int, List[str]]]:
-        table = []
-        callees = self.callees
+        """[(i, the project functions call `i` may run)] for the calls that may run
+        any: `self.m()` (kind "method"), a project function, or a project class's
+        `__init__`/`build`. One loop, no call per edge: a link asks this of every call
+        of the run (keras+tf_keras: 58k)."""
+        table: List[Tuple[int, List[str]]] = []
+        index = self.index
+        functions, classes, method = index.functions, index.classes, index.method
         for i, edge in enumerate(fm.calls):
-            targets = callees(edge.callee)
-            if targets:
-                table.append((i, targets))
+            callee = edge.callee
+            qname, kind = callee.qname, callee.kind
+            if not qname:
+                continue
+            if kind == "call":
+                if qname in functions:
+                    table.append((i, [qname]))
+                elif qname in classes:
+                    targets = [t for t in (method(qname, m) for m in _CONSTRUCTION_METHODS) if t]
+                    if targets:
+                        table.append((i, targets))
+            elif kind == "method" and callee.attr:
+                fid = method(qname, callee.attr)
+                if fid:
+                    table.append((i, [fid]))
         return table
 
     def _propagate(self, known_callees: CalleeTable) -> None:
