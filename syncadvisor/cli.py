@@ -211,9 +211,11 @@ def _check(args: argparse.Namespace) -> int:
             return _report(args, RunResult(findings, len(files)), inputs)
     fixing = args.fix or args.diff
     # A large run models files with findings again from libcst in worker processes,
-    # started now, while this process is small (see engine.Refiner); fixing does not.
+    # started at the beginning of stage 1, while this process is small (see
+    # engine.Refiner); fixing does not.
     with Refiner.for_jobs(jobs, settings, 1 if fixing else args.jobs) as refiner:
-        analysed = analyze_jobs(jobs, settings, args.jobs, cache)
+        analysed = analyze_jobs(jobs, settings, args.jobs, cache,
+                                meanwhile=lambda in_pool: refiner.begin(import_here=in_pool))
         _hold(args, analysed)
         results = [analysed[s] if isinstance(s, int) else s for s in slots]
         if fixing:

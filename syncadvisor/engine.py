@@ -321,10 +321,10 @@ def _refine_job(item: Tuple[str, str, Optional[str]]) -> FileResult:
 
 
 def _init_refiner(settings: Settings, pids) -> None:
-    """A refining worker, just forked: libcst imported at once (0.2 s), at the lowest
-    priority, so that it takes only what stage 1 leaves of the CPUs (the first tenths
-    of a second, while this process reads the files) and the worker is ready when the
-    run is linked. `pids` tells the parent who to stop (`Refiner.close`)."""
+    """A refining worker, just forked, at the lowest priority: libcst imported at once
+    (0.2 s, nothing if inherited), taking only what stage 1 leaves of the CPUs, so that
+    the worker is ready when the run is linked. `pids` tells the parent who to stop
+    (`Refiner.close`)."""
     _init_worker(settings)
     pids.put(os.getpid())
     try:
@@ -344,18 +344,19 @@ class Refiner:
     """Models files again from libcst (stage 2): with `exactly` (by default here), or in
     `workers` processes.
 
-    The processes are forked when this is made, before stage 1, while this process is
-    small: forked later, they would hold a copy of every page of models that linking
-    then touches here (keras+tf_keras: the run's memory, summed as PSS, 308 MB with two
-    forked late). They import libcst as soon as they are forked, at the lowest priority
-    (stage 1 leaves them little but its first tenths of a second), and parse side by
-    side; a crash in libcst's native parser costs only its file. One file is sent before
-    any finding is known (`guess`): the largest that looks likely to have one.
+    The processes are forked early in stage 1 (`begin`), while this process is small:
+    forked later, they would hold a copy of every page of models that linking then
+    touches here (keras+tf_keras: the run's memory, summed as PSS, 308 MB with two
+    forked late). They inherit libcst from this process (imported while stage 1's
+    workers model their first files), or import it themselves at the lowest priority,
+    and parse side by side; a crash in libcst's native parser costs only its file (it
+    is never used here). One file is sent before any finding is known (`guess`): the
+    largest that looks likely to have one.
     """
 
     def __init__(self, settings: Settings, workers: int = 1,
                  exactly: Callable[[Tuple[str, str, Optional[str]], Settings], FileResult]
-                 = _model_exactly):
+                 = _model_exactly, deferred: bool = False):
         self.settings = settings
         self.workers = workers
         self.exactly = exactly  # without workers (the flake8 plugin: in a helper process)
@@ -363,18 +364,37 @@ class Refiner:
         self.context = _pool_context()
         # path -> (job, future): files sent to a worker before `refine` was called
         self.started: Dict[str, Tuple[Tuple[str, str, Optional[str]], Future]] = {}
-        if workers > 1:
-            self._pids = self.context.SimpleQueue()
-            self.pool = ProcessPoolExecutor(workers, mp_context=self.context,
-                                            initializer=_init_refiner,
-                                            initargs=(settings, self._pids))
-            self.pool.submit(_started)  # starts every worker process now
+        self._begun = False
+        if workers > 1 and not deferred:
+            self.begin()
+
+    def begin(self, import_here: bool = False) -> None:
+        """Fork the workers (once). With `import_here`, libcst is imported here first,
+        and the workers inherit it: one import for the run, not one per worker (0.19 s
+        of CPU each, which stage 1 paid for). Stage 1 calls this with it once its
+        workers have their first files (`analyze_jobs`' `meanwhile`), so that the
+        import overlaps their work; without a pool in stage 1 it would only delay
+        this process, and the workers import libcst themselves, at low priority."""
+        if self._begun or self.workers <= 1:
+            return
+        self._begun = True
+        if import_here:
+            import libcst  # noqa: F401
+
+            from .model import builder  # noqa: F401
+
+        self._pids = self.context.SimpleQueue()
+        self.pool = ProcessPoolExecutor(self.workers, mp_context=self.context,
+                                        initializer=_init_refiner,
+                                        initargs=(self.settings, self._pids))
+        self.pool.submit(_started)  # starts every worker process now
 
     @classmethod
     def for_jobs(cls, jobs: Sequence["Job"], settings: Settings, workers: int) -> "Refiner":
-        """Worker processes for a run large enough for a pool in stage 1; else none."""
+        """Worker processes for a run large enough for a pool in stage 1; else none.
+        They are started by `begin` (stage 1 calls it)."""
         large = workers > 1 and sum(len(job.data) for job in jobs) > POOL_THRESHOLD
-        return cls(settings, workers if large else 1)
+        return cls(settings, workers if large else 1, deferred=True)
 
     def __enter__(self) -> "Refiner":
         return self
@@ -729,14 +749,18 @@ def died(path: str, process: str) -> FileResult:
 
 
 def analyze_jobs(jobs: Sequence[Job], settings: Settings, workers: int = 1,
-                 cache: Optional["Cache"] = None) -> List[FileResult]:
-    """Stage 1 for many files, in input order: from the cache, or in `workers` processes."""
+                 cache: Optional["Cache"] = None,
+                 meanwhile: Callable[[bool], None] = lambda in_pool: None) -> List[FileResult]:
+    """Stage 1 for many files, in input order: from the cache, or in `workers` processes.
+    `meanwhile(in_pool)` is called once, before any file is modelled here: with True
+    while the workers of a pool model their first files."""
     with collector_paused():  # the workers inherit it; here it spares the unpickling
-        return _analyze_jobs(jobs, settings, workers, cache)
+        results = _analyze_jobs(jobs, settings, workers, cache, meanwhile)
+    return results
 
 
 def _analyze_jobs(jobs: Sequence[Job], settings: Settings, workers: int,
-                  cache: Optional["Cache"]) -> List[FileResult]:
+                  cache: Optional["Cache"], meanwhile: Callable[[bool], None]) -> List[FileResult]:
     results: List[Optional[FileResult]] = [None] * len(jobs)
     todo: List[int] = []
     for i, job in enumerate(jobs):
@@ -753,19 +777,20 @@ def _analyze_jobs(jobs: Sequence[Job], settings: Settings, workers: int,
     for k, (_, data) in enumerate(items):
         (heavy if may_hold_a_finding(data) else light).append(k)
 
-    def analyze_light() -> None:
+    def analyze_light(in_pool: bool) -> None:
         for k in light:
             computed[k] = _unmodelled(*items[k], settings)
+        meanwhile(in_pool)
 
     size = sum(len(items[k][1]) for k in heavy)
     if workers > 1 and len(heavy) > 1 and size > POOL_THRESHOLD:
         heavy.sort(key=lambda k: -len(items[k][1]))  # largest first: no straggler at the end
         pooled = _analyze_in_pool([items[k] for k in heavy], settings, workers,
-                                  meanwhile=analyze_light)
+                                  meanwhile=lambda: analyze_light(True))
         for k, result in zip(heavy, pooled):
             computed[k] = result
     else:
-        analyze_light()
+        analyze_light(False)
         for k in heavy:
             computed[k] = analyze_bytes(*items[k], settings)
     for i, result in zip(todo, computed):
