@@ -364,7 +364,6 @@ class Refiner:
         self.context = _pool_context()
         # path -> (job, future): files sent to a worker before `refine` was called
         self.started: Dict[str, Tuple[Tuple[str, str, Optional[str]], Future]] = {}
-        self._begun = False
         if workers > 1 and not deferred:
             self.begin()
 
@@ -375,9 +374,8 @@ class Refiner:
         workers have their first files (`analyze_jobs`' `meanwhile`), so that the
         import overlaps their work; without a pool in stage 1 it would only delay
         this process, and the workers import libcst themselves, at low priority."""
-        if self._begun or self.workers <= 1:
+        if self.pool is not None or self.workers <= 1:
             return
-        self._begun = True
         if import_here:
             import libcst  # noqa: F401
 
@@ -752,11 +750,21 @@ def analyze_jobs(jobs: Sequence[Job], settings: Settings, workers: int = 1,
                  cache: Optional["Cache"] = None,
                  meanwhile: Callable[[bool], None] = lambda in_pool: None) -> List[FileResult]:
     """Stage 1 for many files, in input order: from the cache, or in `workers` processes.
-    `meanwhile(in_pool)` is called once, before any file is modelled here: with True
-    while the workers of a pool model their first files."""
+    `meanwhile(in_pool)` is called once, while this process holds at most one model:
+    with True while the workers of a pool model their first files; with False as soon
+    as the cache supplies a model or, without a pool, before any file is modelled."""
     with collector_paused():  # the workers inherit it; here it spares the unpickling
-        results = _analyze_jobs(jobs, settings, workers, cache, meanwhile)
-    return results
+        return _analyze_jobs(jobs, settings, workers, cache, _once(meanwhile))
+
+
+def _once(call: Callable[[bool], None]) -> Callable[[bool], None]:
+    called = []
+
+    def first(in_pool: bool) -> None:
+        if not called:
+            called.append(True)
+            call(in_pool)
+    return first
 
 
 def _analyze_jobs(jobs: Sequence[Job], settings: Settings, workers: int,
@@ -767,6 +775,9 @@ def _analyze_jobs(jobs: Sequence[Job], settings: Settings, workers: int,
         if cache is not None and job.key is not None:
             cached = cache.load_model(job.key)
             if isinstance(cached, FileResult) and cached.path == job.path:
+                # Workers forked after this process has read the cache's models would
+                # each end up with a copy of every page of them that linking touches.
+                meanwhile(False)
                 results[i] = cached
                 continue
         todo.append(i)
