@@ -331,9 +331,12 @@ def _init_refiner(settings: Settings, pids) -> None:
         os.nice(19)
     except (AttributeError, OSError):  # not on this system: at the usual priority
         pass
-    import libcst  # noqa: F401
+    _import_libcst()
 
-    from .model import builder  # noqa: F401
+
+def _import_libcst() -> None:
+    """libcst and the model builder on it (0.2 s): imported before a file needs them."""
+    from .model import builder  # noqa: F401 - it imports libcst
 
 
 def _started() -> None:
@@ -377,10 +380,7 @@ class Refiner:
         if self.pool is not None or self.workers <= 1:
             return
         if import_here:
-            import libcst  # noqa: F401
-
-            from .model import builder  # noqa: F401
-
+            _import_libcst()
         self._pids = self.context.SimpleQueue()
         self.pool = ProcessPoolExecutor(self.workers, mp_context=self.context,
                                         initializer=_init_refiner,
