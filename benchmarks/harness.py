@@ -199,8 +199,7 @@ def run_tools(corpus: Corpus, tools: list[Tool], repeats: int = 3, warmup: int =
 def run_plugin_share(corpus: Corpus, tool: Tool, args: list[str], timeout: float | None,
                      log=_log) -> dict:
     """The plugin's share of one flake8 -j1 process's CPU time, its cache off, measured in
-    that process (benchmarks/plugin_share.py), plus its libcst helper's: a ratio of times
-    taken together, which this machine's noise, 10-20% between two flake8 runs, cannot
+    that process (benchmarks/plugin_share.py): a ratio of times taken together, which this machine's noise, 10-20% between two flake8 runs, cannot
     tilt. Added to it: what flake8's full collections gained, against a run without the
     plugin (the modules it imports stay, and each full pass looks at them again). Two
     untimed runs."""
@@ -221,14 +220,12 @@ def run_plugin_share(corpus: Corpus, tool: Tool, args: list[str], timeout: float
     plain = runs["without"]
     full_with = share["gc_full_cpu_s"] - share["gc_full_in_plugin_cpu_s"]
     gained = max(0.0, full_with - plain["gc_full_cpu_s"])
-    # The helper's time is the plugin's, and not in flake8's process time.
-    own = share["plugin_cpu_s"] + share["helper_cpu_s"] + gained
+    own = share["plugin_cpu_s"] + gained
     rest = share["process_cpu_s"] - share["plugin_cpu_s"] - gained
     share.update(status="ok", without=plain, gc_full_gained_s=gained,
                  overhead=own / rest if rest > 0 else None)
     log(f"  plugin share (flake8 -j1): the plugin {share['plugin_cpu_s']:.2f} of "
-        f"{share['process_cpu_s']:.2f} CPU-s and its libcst helper {share['helper_cpu_s']:.2f}, "
-        f"flake8's full collections {full_with:.2f} s "
+        f"{share['process_cpu_s']:.2f} CPU-s, flake8's full collections {full_with:.2f} s "
         f"(without it {plain['gc_full_cpu_s']:.2f} s)")
     return share
 

@@ -9,11 +9,8 @@ runs of flake8, with and without the plugin, differ by more than the plugin cost
 shared machine (a 20-30 s run varies by 10-20% from one round to the next, in CPU time as
 much as in wall time), but a share of one process is a ratio of two times taken together.
 
-The plugin models files with findings from libcst in a helper process: its CPU time,
-counted once it has exited, is the plugin's too (``helper_cpu_s``).
-
-The plugin also makes flake8's own work dearer: the modules it imports (libcst's classes
-above all) stay, and every full pass of the collector looks at them again. That is only
+The plugin also makes flake8's own work dearer: the modules it imports stay, and every
+full pass of the collector looks at them again. That is only
 seen against a run without the plugin (``--without syncadvisor``, through
 flake8_runner.py), which writes the same numbers for the collector, so that the harness
 can add what the full passes gained.
@@ -80,13 +77,6 @@ def main(argv):
     except SystemExit as exc:
         code = exc.code
     totals["process_cpu_s"] = time.process_time() - start
-    # The plugin's libcst helper process (syncadvisor.libcst_process), closed and waited
-    # for, so that its CPU time is this process's children's.
-    helper = sys.modules.get("syncadvisor.libcst_process")
-    if helper is not None and helper._SHARED is not None:
-        helper._SHARED.close()
-    children = os.times()
-    totals["helper_cpu_s"] = children.children_user + children.children_system
     with open(output, "w") as handle:
         json.dump(totals, handle)
     return code

@@ -127,8 +127,7 @@ def _fmt_target_value(t: dict) -> str:
 def _share_detail(share: dict) -> str:
     full_with = share["gc_full_cpu_s"] - share["gc_full_in_plugin_cpu_s"]
     return (f"(the plugin {share['plugin_cpu_s']:.2f} of {share['process_cpu_s']:.2f} CPU-s in "
-            f"{share['plugin_calls']:,} calls, its libcst helper process "
-            f"{share['helper_cpu_s']:.2f} s, plus {share['gc_full_gained_s']:.2f} s more in flake8's "
+            f"{share['plugin_calls']:,} calls, plus {share['gc_full_gained_s']:.2f} s more in flake8's "
             f"full collections: {share['without']['gc_full_cpu_s']:.2f} s in a run without it, "
             f"{full_with:.2f} s with it)")
 

@@ -22,7 +22,7 @@ from . import __version__
 from .collector import collector_paused
 
 FOLDER = ".syncadvisor_cache"
-_FORMAT = 3  # 3: a model's call edges pickled as one flat tuple (facts._flat_calls)
+_FORMAT = 4  # 4: models from Python's `ast` alone (no `exact` field)
 
 
 def _tool_fingerprint() -> str:

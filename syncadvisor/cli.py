@@ -16,7 +16,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from . import __version__
 from .config import ConfigError, Settings, load_settings, validate_codes
 from .cache import FOLDER, Cache, default_directory
-from .engine import Job, Refiner, RunResult, analyze_jobs, run_rules, unreadable
+from .engine import Job, RunResult, analyze_jobs, run_rules, unreadable
 from .files import MissingPath, UnreadableSource, discover, encode_source, module_name
 from .inputs import Input, load_input
 from .fixes import WriteError, fix_results, unified_diff, write_fixed
@@ -209,23 +209,12 @@ def _check(args: argparse.Namespace) -> int:
         findings = cache.load_run(settings.root, keys)
         if findings is not None:
             return _report(args, RunResult(findings, len(files)), inputs)
-    fixing = args.fix or args.diff
-    # A large run models files with findings again from libcst in worker processes,
-    # started at the beginning of stage 1, while this process is small (see
-    # engine.Refiner); fixing does not.
-    with Refiner.for_jobs(jobs, settings, 1 if fixing else args.jobs) as refiner:
-        analysed = analyze_jobs(jobs, settings, args.jobs, cache,
-                                meanwhile=lambda in_pool: refiner.begin(import_here=in_pool))
-        _hold(args, analysed)
-        results = [analysed[s] if isinstance(s, int) else s for s in slots]
-        if fixing:
-            return _fix(args, results, inputs, settings, stdin="-" in paths)
-        run = run_rules(results, settings, lambda result: inputs[result.path].text, refiner)
-    if cache is not None:
-        key_of = {job.path: job.key for job in jobs}
-        for result in run.refined:  # so that the next run need not model them again
-            if key_of.get(result.path) and not result.internal_error:
-                cache.store_model(key_of[result.path], result)
+    analysed = analyze_jobs(jobs, settings, args.jobs, cache)
+    _hold(args, analysed)
+    results = [analysed[s] if isinstance(s, int) else s for s in slots]
+    if args.fix or args.diff:
+        return _fix(args, results, inputs, settings, stdin="-" in paths)
+    run = run_rules(results, settings)
     if cache is not None and not run.internal_error:
         cache.store_run(settings.root, keys, run.findings)
     return _report(args, run, inputs)
@@ -259,9 +248,8 @@ def _fix(args: argparse.Namespace, results, inputs: Dict[str, Input], settings: 
         if result.model is not None:  # decodable, and worth fixing
             texts[result.path] = inputs[result.path].text
     outcome = fix_results(results, texts, settings, args.unsafe_fixes)
-    for path in outcome.rejected:
-        print(f"syncadvisor: error: {path}: the fixed code would not parse; left unchanged "
-              f"(please report it)", file=sys.stderr)
+    for path, why in outcome.rejected.items():
+        print(f"syncadvisor: error: {path}: not fixed, left unchanged: {why}", file=sys.stderr)
     new_files: Dict[str, str] = {}
     for path, fixed in outcome.fixed.items():
         try:

@@ -1,12 +1,9 @@
 """Files -> findings: read, prefilter, parse once, model, link, run rules, suppress.
 
 Stage 1 (per file, independent, cacheable): source -> `FileResult` holding the
-`FileModel` (or a TFS900 finding) and the file's `# noqa` table. The model comes
-from Python's `ast` (fast), or from libcst's tree when `exact` is asked for.
-Stage 2 (the whole run): link the models, run every enabled rule over each
-linked file; a file with findings from an `ast` model is modelled again from
-libcst and the run linked again, so that every finding and fix comes from
-libcst's tree. Then drop suppressed and deselected findings, sort.
+`FileModel` built from Python's `ast` (or a TFS900 finding) and the file's `# noqa`
+table. Stage 2 (the whole run): link the models, run every enabled rule over each
+linked file, drop suppressed and deselected findings, sort.
 """
 from __future__ import annotations
 
@@ -16,14 +13,13 @@ import os
 import pickle
 import re
 import shutil
-import signal
 import tempfile
 import traceback
 import warnings
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import __version__
 from .collector import collector_paused
@@ -32,19 +28,13 @@ from .files import SourceText, UnreadableSource, module_name, read_source, reads
 from .findings import ERROR, Finding
 from .model import tfapi
 from .model.facts import FileModel
-from .model.likely import likely_reported
-from .model.contexts import CalleeTable
 from .model.project import projects
-from .model.usage import CallTargets
 from .notebook import is_notebook
-from .parsing import parse_chunks, parse_hazard
 from .rules import enabled_rules
 from .rules.base import RuleContext
 from .suppress import Suppressions, parse_suppressions
 
 if TYPE_CHECKING:
-    import libcst as cst
-
     from .cache import Cache
 
 PARSE_ERROR = "TFS900"
@@ -93,17 +83,6 @@ class FileResult:
     errors: List[Finding] = field(default_factory=list)  # TFS900: unreadable, unparsable
     internal_error: bool = False
     size: int = 0  # characters in the text analysed
-    # The text an inexact model was built from, while this run may need it to model the
-    # file again from libcst; never pickled (the cache, worker processes).
-    source: Optional[str] = field(default=None, repr=False, compare=False)
-
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        state["source"] = None
-        return state
-
-    def __setstate__(self, state) -> None:
-        self.__dict__.update(state)
 
 
 def tool_error(path: str, message: str, line: int = 1, column: int = 1) -> Finding:
@@ -115,105 +94,48 @@ def rewrites_for(settings: Settings):
                                                            settings.keras))
 
 
-class NeedsLibcst(Exception):
-    """Only libcst can model this file, and the caller wants that done elsewhere."""
-
-
 def analyze_text(text: str, path: str, settings: Settings, module: Optional[str] = None,
-                 exact: bool = False, tree: Optional[ast.Module] = None,
-                 libcst_here: bool = True) -> FileResult:
-    """Stage 1 for one decoded source text: a model from Python's `ast` (`tree`, when
-    the caller has parsed `text` already, as flake8 has), or, with `exact` (and for
-    what Python cannot parse), from libcst's tree. Without `libcst_here`, raises
-    `NeedsLibcst` instead of parsing with libcst (whose native parser could crash the
-    process)."""
+                 tree: Optional[ast.Module] = None) -> FileResult:
+    """Stage 1 for one decoded source text: its model from Python's `ast` (`tree`, when
+    the caller has parsed `text` already, as flake8 has), or a TFS900 finding."""
     result = FileResult(path, size=len(text))
     if not may_hold_a_finding(text):
         return result
     with collector_paused():
-        if exact or not _build_from_ast(text, path, settings, module, result, tree):
-            # Only libcst's parser can crash or stall on such code: Python's, and the
-            # model from its tree, do not (measured: 0.1 s of a run over keras+tf_keras
-            # went to looking for it in every file).
-            hazard = parse_hazard(text)
-            if hazard is not None:
-                line, column, why = hazard
-                result.errors.append(tool_error(path, f"cannot check: {why}", line, column))
+        if tree is None:
+            tree = _parse(text, path, result)
+            if tree is None:
                 return result
-            if not libcst_here:
-                raise NeedsLibcst(path)
-            _parse_and_build(text, path, settings, module, result)
-    if result.model is None or result.model.exact:
-        # An inexact model's findings are never reported (its file is modelled again,
-        # exactly, first), so its `# noqa` comments are not needed.
-        result.suppressions = parse_suppressions(text)
-    else:
-        result.source = text  # kept for that: only an inexact model is modelled again
+        from .model.ast_builder import build_model_from_ast
+
+        try:
+            result.model = build_model_from_ast(tree, path, module or module_name(path),
+                                                rewrites_for(settings), text)
+        except RecursionError:
+            result.errors.append(tool_error(path, "cannot analyse: the code is nested too deeply"))
+        except Exception as exc:  # noqa: BLE001 - one file's bug must not stop the run
+            result.errors.append(_internal(path, exc))
+            result.internal_error = True
+    result.suppressions = parse_suppressions(text)
     return result
 
 
-def _build_from_ast(text: str, path: str, settings: Settings, module: Optional[str],
-                    result: FileResult, tree: Optional[ast.Module] = None) -> bool:
-    """The model from Python's own tree; False where libcst must do it (a syntax error,
-    which libcst reports, or nesting too deep for this walk)."""
-    from .model.ast_builder import build_model_from_ast
-
-    try:
-        if tree is None:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # SyntaxWarnings are not the user's question
-                tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    try:
-        result.model = build_model_from_ast(tree, path, module or module_name(path),
-                                            rewrites_for(settings), text)
-    except RecursionError:
-        return False
-    except Exception as exc:  # noqa: BLE001 - one file's bug must not stop the run
-        result.errors.append(_internal(path, exc))
-        result.internal_error = True
-    return True
-
-
-def _parse_and_build(text: str, path: str, settings: Settings, module: Optional[str],
-                     result: FileResult) -> None:
-    import libcst as cst  # only files that pass the prefilter pay for it
-
-    from .model.builder import build_model
-
-    try:
-        tree = parse_chunks(text)
-    except cst.ParserSyntaxError as exc:
-        result.errors.append(_syntax_error(path, text, exc))
-        return
-    except (RecursionError, MemoryError) as exc:  # pathological nesting
-        result.errors.append(tool_error(path, f"cannot parse: {type(exc).__name__}"))
-        return
-    try:
-        result.model = build_model(tree, path, module or module_name(path), rewrites_for(settings),
-                                   text)
-    except RecursionError:
-        result.errors.append(tool_error(path, "cannot analyse: the code is nested too deeply"))
-    except Exception as exc:  # noqa: BLE001 - one file's bug must not stop the run
-        result.errors.append(_internal(path, exc))
-        result.internal_error = True
-
-
-def _syntax_error(path: str, text: str, exc: "cst.ParserSyntaxError") -> Finding:
-    """Python's own message and position where it has one: libcst's point later."""
+def _parse(text: str, path: str, result: FileResult) -> Optional[ast.Module]:
+    """Python's tree of `text`; None, with a TFS900 finding in `result`, where Python
+    cannot parse it (its own message and position)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarnings are not the user's question
-            ast.parse(text)
-    except SyntaxError as syntax:
-        if syntax.lineno:
-            return tool_error(path, f"cannot parse: {syntax.msg}", syntax.lineno,
-                              max(1, syntax.offset or 1))
-    except (ValueError, RecursionError, MemoryError):
-        pass
-    return tool_error(path, f"cannot parse: {exc.message}".rstrip(), max(1, exc.raw_line),
-                      max(1, exc.raw_column + 1))
+            return ast.parse(text)
+    except SyntaxError as exc:
+        result.errors.append(tool_error(path, f"cannot parse: {exc.msg}", exc.lineno or 1,
+                                        max(1, exc.offset or 1)))
+    except ValueError as exc:  # NUL bytes (before Python 3.12)
+        result.errors.append(tool_error(path, f"cannot parse: {exc}"))
+    except (RecursionError, MemoryError):
+        result.errors.append(tool_error(path, "cannot parse: too deeply nested for Python's "
+                                              "own parser"))
+    return None
 
 
 def _internal(path: str, exc: BaseException) -> Finding:
@@ -242,305 +164,37 @@ class RunResult:
     findings: List[Finding]
     files: int
     internal_error: bool = False
-    # The files modelled again from libcst in this run, for the cache to keep.
-    refined: List[FileResult] = field(default_factory=list)
 
 
-SourceOf = Callable[[FileResult], Optional[str]]
-
-
-def run_rules(results: Sequence[FileResult], settings: Settings,
-              source_of: Optional[SourceOf] = None, refiner: Optional["Refiner"] = None
-              ) -> RunResult:
-    """Stage 2: link every model of the run, run the rules, filter, sort.
-
-    Files with findings from an `ast` model are modelled again from libcst (their text
-    from `source_of`, by default the one kept in the result, else the file) and the
-    run linked again: the models agree on everything but positions and texts, which
-    findings and fixes must take from libcst's tree. A `Refiner` with worker processes
-    does that there; by default it is done here.
-    """
+def run_rules(results: Sequence[FileResult], settings: Settings) -> RunResult:
+    """Stage 2: link every model of the run, then check every file: its TFS900 findings,
+    the enabled rules, its `# noqa` comments; sorted."""
     with collector_paused():
-        refiner = refiner or Refiner(settings)
-        refiner.guess(results, source_of)  # modelled again while this process links
-        # Each file is sent to be modelled again as soon as its rules find something,
-        # largest first, while this process checks the others.
-        first = _run_rules(results, settings,
-                           found=lambda result: refiner.start(result, source_of))
-        if not first.inexact:
-            return first.run
-        refined = refiner.refine(results, first.inexact, source_of)
-        # Linked again with the new models, but only their files checked again: the
-        # others' findings cannot change, as the two models agree but for positions.
-        # The files not modelled again are the same objects: what their calls may run
-        # stands (the project functions, and the methods of project instances).
-        known = {path: table for path, table in first.call_targets.items()
-                 if path not in first.inexact}
-        known_callees = {path: table for path, table in first.callee_table.items()
-                         if path not in first.inexact}
-        again = _run_rules(refined, settings, only=first.inexact, known_calls=known,
-                           known_callees=known_callees)
-        findings = [f for f in first.run.findings if f.path not in first.inexact]
-        findings += again.run.findings
-        findings.sort(key=Finding.sort_key)
-        internal = bool(first.crashed - first.inexact) or again.run.internal_error or any(
-            r.internal_error for r in refined)
-        return RunResult(findings, len(results), internal,
-                         [r for r in refined if r.path in first.inexact])
-
-
-def _refining_item(result: FileResult, source_of: Optional[SourceOf]
-                   ) -> Optional[Tuple[str, str, Optional[str]]]:
-    """What a refining job needs: (text, path, module); None if the file is gone."""
-    text = _source_for_refining(result, source_of)
-    if text is None:
-        return None
-    return text, result.path, result.model.module if result.model is not None else None
-
-
-def _source_for_refining(result: FileResult, source_of: Optional[SourceOf]) -> Optional[str]:
-    text = source_of(result) if source_of is not None else result.source
-    if text is None:
-        from .inputs import load_input
-
-        try:
-            text = load_input(result.path).text
-        except (UnreadableSource, OSError):
-            return None  # gone since: its findings keep Python's positions
-    return text
-
-
-def _model_exactly(item: Tuple[str, str, Optional[str]], settings: Settings) -> FileResult:
-    text, path, module = item
-    return analyze_text(text, path, settings, module, exact=True)
-
-
-def _refine_job(item: Tuple[str, str, Optional[str]]) -> FileResult:
-    assert _WORKER_SETTINGS is not None
-    return _model_exactly(item, _WORKER_SETTINGS)
-
-
-def _init_refiner(settings: Settings, pids) -> None:
-    """A refining worker, just forked, at the lowest priority: libcst imported at once
-    (0.2 s, nothing if inherited), taking only what stage 1 leaves of the CPUs, so that
-    the worker is ready when the run is linked. `pids` tells the parent who to stop
-    (`Refiner.close`)."""
-    _init_worker(settings)
-    pids.put(os.getpid())
-    try:
-        os.nice(19)
-    except (AttributeError, OSError):  # not on this system: at the usual priority
-        pass
-    _import_libcst()
-
-
-def _import_libcst() -> None:
-    """libcst and the model builder on it (0.2 s): imported before a file needs them."""
-    from .model import builder  # noqa: F401 - it imports libcst
-
-
-def _started() -> None:
-    return None
-
-
-class Refiner:
-    """Models files again from libcst (stage 2): with `exactly` (by default here), or in
-    `workers` processes.
-
-    The processes are forked early in stage 1 (`begin`), while this process is small:
-    forked later, they would hold a copy of every page of models that linking then
-    touches here (keras+tf_keras: the run's memory, summed as PSS, 308 MB with two
-    forked late). They inherit libcst from this process (imported while stage 1's
-    workers model their first files), or import it themselves at the lowest priority,
-    and parse side by side; a crash in libcst's native parser costs only its file (it
-    is never used here). One file is sent before any finding is known (`guess`): the
-    largest that looks likely to have one.
-    """
-
-    def __init__(self, settings: Settings, workers: int = 1,
-                 exactly: Callable[[Tuple[str, str, Optional[str]], Settings], FileResult]
-                 = _model_exactly, deferred: bool = False):
-        self.settings = settings
-        self.workers = workers
-        self.exactly = exactly  # without workers (the flake8 plugin: in a helper process)
-        self.pool: Optional[ProcessPoolExecutor] = None
-        self.context = _pool_context()
-        # path -> (job, future): files sent to a worker before `refine` was called
-        self.started: Dict[str, Tuple[Tuple[str, str, Optional[str]], Future]] = {}
-        if workers > 1 and not deferred:
-            self.begin()
-
-    def begin(self, import_here: bool = False) -> None:
-        """Fork the workers (once). With `import_here`, libcst is imported here first,
-        and the workers inherit it: one import for the run, not one per worker (0.19 s
-        of CPU each, which stage 1 paid for). Stage 1 calls this with it once its
-        workers have their first files (`analyze_jobs`' `meanwhile`), so that the
-        import overlaps their work; without a pool in stage 1 it would only delay
-        this process, and the workers import libcst themselves, at low priority."""
-        if self.pool is not None or self.workers <= 1:
-            return
-        if import_here:
-            _import_libcst()
-        self._pids = self.context.SimpleQueue()
-        self.pool = ProcessPoolExecutor(self.workers, mp_context=self.context,
-                                        initializer=_init_refiner,
-                                        initargs=(self.settings, self._pids))
-        self.pool.submit(_started)  # starts every worker process now
-
-    @classmethod
-    def for_jobs(cls, jobs: Sequence["Job"], settings: Settings, workers: int) -> "Refiner":
-        """Worker processes for a run large enough for a pool in stage 1; else none.
-        They are started by `begin` (stage 1 calls it)."""
-        large = workers > 1 and sum(len(job.data) for job in jobs) > POOL_THRESHOLD
-        return cls(settings, workers if large else 1, deferred=True)
-
-    def __enter__(self) -> "Refiner":
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.close()
-
-    def close(self) -> None:
-        if self.pool is None:
-            return
-        pool, self.pool = self.pool, None
-        # What is still running was a guess that found nothing: not waited for, its
-        # workers stopped (they only compute), then reaped.
-        if any(not future.done() for _, future in self.started.values()):
-            alive = {child.pid for child in multiprocessing.active_children()}
-            while not self._pids.empty():
-                pid = self._pids.get()
-                if pid in alive:  # a child of ours still (never a reused number)
-                    try:
-                        os.kill(pid, signal.SIGTERM)
-                    except OSError:  # gone since
-                        pass
-        pool.shutdown(wait=True, cancel_futures=True)
-
-    def guess(self, results: Sequence[FileResult], source_of: Optional[SourceOf]) -> None:
-        """Begin modelling again, before any finding is known, the largest file that
-        looks likely to have one (`likely_reported`): modelling the largest file with
-        findings again is what a run waits for at its end, and this worker would
-        otherwise sit idle while this process links the run."""
-        if self.pool is None:
-            return
-        candidates = [r for r in results if r.model is not None and not r.model.exact
-                      and likely_reported(r.model)]
-        if candidates:
-            self.start(max(candidates, key=lambda r: r.size), source_of)
-
-    def start(self, result: FileResult, source_of: Optional[SourceOf]) -> None:
-        """Begin modelling `result`'s file again in a worker, if there are workers;
-        `refine` collects it."""
-        if self.pool is None or result.path in self.started:
-            return
-        item = _refining_item(result, source_of)
-        if item is None:
-            return
-        try:
-            self.started[result.path] = (item, self.pool.submit(_refine_job, item))
-        except BrokenProcessPool:
-            pass
-
-    def refine(self, results: Sequence[FileResult], paths: Set[str],
-               source_of: Optional[SourceOf]) -> List[FileResult]:
-        refined = list(results)
-        jobs: List[Tuple[int, Tuple[str, str, Optional[str]]]] = []
-        futures: List[Tuple[int, Tuple[str, str, Optional[str]], Future]] = []
-        for i, result in enumerate(results):
-            if result.path not in paths:
+        project_of = {}
+        for project in projects(r.model for r in results if r.model is not None):
+            for fm in project.index.files:
+                project_of[fm.path] = project
+        rules = enabled_rules(settings)
+        findings: List[Finding] = []
+        internal = any(r.internal_error for r in results)
+        for result in results:
+            findings.extend(f for f in result.errors if settings.enabled(f.code, result.path))
+            if result.model is None:
                 continue
-            if result.path in self.started:
-                item, future = self.started.pop(result.path)
-                jobs.append((i, item))
-                futures.append((i, item, future))
-            else:
-                item = _refining_item(result, source_of)
-                if item is not None:
-                    jobs.append((i, item))
-        if self.pool is None:
-            for i, item in jobs:
-                refined[i] = self.exactly(item, self.settings)
-            return refined
-        sent = {i for i, _, _ in futures}
-        try:
-            # Largest first, so that no worker is left with a large file at the end.
-            for i, item in sorted(jobs, key=lambda job: -len(job[1][0])):
-                if i not in sent:
-                    futures.append((i, item, self.pool.submit(_refine_job, item)))
-        except BrokenProcessPool:
-            pass
-        done = set()
-        for i, item, future in futures:
+            file_findings: List[Finding] = []
             try:
-                refined[i] = future.result()
-                done.add(i)
-            except BrokenProcessPool:
-                pass
-        for i, item in jobs:  # a worker died: each file left alone in its own process
-            if i not in done:
-                refined[i] = _isolated(_refine_job, item, item[1], self.settings, self.context)
-        return refined
-
-
-@dataclass
-class _Pass:
-    run: RunResult
-    inexact: Set[str]  # files with findings from an inexact model
-    crashed: Set[str]  # files where a rule raised
-    call_targets: CallTargets  # of every linked file (UsageAnalysis.call_targets)
-    callee_table: CalleeTable  # of every linked file (ContextAnalysis.callee_table)
-
-
-def _run_rules(results: Sequence[FileResult], settings: Settings,
-               only: Optional[Set[str]] = None,
-               found: Optional[Callable[[FileResult], None]] = None,
-               known_calls: Optional[CallTargets] = None,
-               known_callees: Optional[CalleeTable] = None) -> _Pass:
-    """Link every model, then check every file (or those in `only`); `found(result)`
-    for each file with findings from an inexact model, as soon as they are known (the
-    files are checked largest first)."""
-    project_of = {}
-    call_targets: CallTargets = {}
-    callee_table: CalleeTable = {}
-    for project in projects((r.model for r in results if r.model is not None), known_calls,
-                            known_callees):
-        call_targets.update(project.usage.call_targets)
-        callee_table.update(project.contexts.callee_table)
-        for fm in project.index.files:
-            project_of[fm.path] = project
-    rules = enabled_rules(settings)
-    findings: List[Finding] = []
-    inexact: Set[str] = set()
-    crashed: Set[str] = set()
-    internal = any(r.internal_error for r in results)
-    order = results if found is None else sorted(results, key=lambda r: -r.size)
-    for result in order:
-        if only is not None and result.path not in only:
-            continue
-        findings.extend(f for f in result.errors if settings.enabled(f.code, result.path))
-        if result.model is None:
-            continue
-        file_findings: List[Finding] = []
-        try:
-            ctx = RuleContext(project_of[result.path].link(result.model), settings)
-            for rule in rules:
-                if not settings.enabled(rule.code, result.path):
-                    continue
-                file_findings.extend(rule.check(ctx.for_rule(rule)))
-        except Exception as exc:  # noqa: BLE001 - report, go on with the next file
-            file_findings = [_internal(result.path, exc)]
-            internal = True
-            crashed.add(result.path)
-        if file_findings and not result.model.exact:
-            inexact.add(result.path)
-            if found is not None:
-                found(result)
-        sup = result.suppressions
-        findings.extend(f for f in file_findings if not sup.suppressed(f.code, f.line))
-    findings.sort(key=Finding.sort_key)
-    return _Pass(RunResult(findings, len(results), internal), inexact, crashed, call_targets,
-                 callee_table)
+                ctx = RuleContext(project_of[result.path].link(result.model), settings)
+                for rule in rules:
+                    if not settings.enabled(rule.code, result.path):
+                        continue
+                    file_findings.extend(rule.check(ctx.for_rule(rule)))
+            except Exception as exc:  # noqa: BLE001 - report, go on with the next file
+                file_findings = [_internal(result.path, exc)]
+                internal = True
+            sup = result.suppressions
+            findings.extend(f for f in file_findings if not sup.suppressed(f.code, f.line))
+        findings.sort(key=Finding.sort_key)
+        return RunResult(findings, len(results), internal)
 
 
 # --- many files: a process pool, and the cache ---------------------------------------
@@ -557,8 +211,7 @@ class Job:
     key: Optional[str] = None  # cache digest; None: do not cache
 
 
-def analyze_bytes(path: str, data: bytes, settings: Settings, libcst_here: bool = True
-                  ) -> FileResult:
+def analyze_bytes(path: str, data: bytes, settings: Settings) -> FileResult:
     """Stage 1 for a file's bytes: decode (notebooks: their code cells), then analyse."""
     from .inputs import Input
 
@@ -566,7 +219,7 @@ def analyze_bytes(path: str, data: bytes, settings: Settings, libcst_here: bool 
         text = Input(path, data).text
     except UnreadableSource as exc:
         return unreadable(path, exc)
-    return analyze_text(text, path, settings, libcst_here=libcst_here)
+    return analyze_text(text, path, settings)
 
 
 def _unmodelled(path: str, data: bytes, settings: Settings) -> FileResult:
@@ -657,8 +310,6 @@ def _analyze_in_pool(items: List[Tuple[str, bytes]], settings: Settings, workers
     The workers are fed chunks from the front (the largest files), this process takes
     them from the back until the two meet, so that no one waits: what a worker does
     costs pickling there and unpickling here, what this process does costs neither.
-    This process models only from Python's tree; a file that needs libcst goes to a
-    worker, so that a crash in libcst's native parser cannot take the run with it.
     """
     context = _pool_context()
     chunks = _chunks([len(data) for _, data in items])
@@ -683,7 +334,6 @@ def _analyze_in_pool(items: List[Tuple[str, bytes]], settings: Settings, workers
     try:
         with ProcessPoolExecutor(workers - 1, mp_context=context, initializer=_init_stage_one,
                                  initargs=(settings, items, spool)) as pool:
-            deferred: List[int] = []
             while head < tail:
                 waiting = sum(1 for _, future in sent[-in_flight:] if not future.done()) \
                     if in_flight else 0
@@ -698,16 +348,8 @@ def _analyze_in_pool(items: List[Tuple[str, bytes]], settings: Settings, workers
                 if head < tail:
                     tail -= 1
                     for i in chunks[tail]:
-                        try:
-                            results[i] = analyze_bytes(*items[i], settings, libcst_here=False)
-                        except NeedsLibcst:
-                            deferred.append(i)
+                        results[i] = analyze_bytes(*items[i], settings)
                 read_back(block=False)
-            for i in deferred:  # if the pool is broken by now, they are isolated below
-                try:
-                    sent.append((range(i, i + 1), pool.submit(_analyze_chunk, [i])))
-                except BrokenProcessPool:
-                    break
             read_back(block=True)
     except BrokenProcessPool:
         pass
@@ -747,37 +389,20 @@ def died(path: str, process: str) -> FileResult:
 
 
 def analyze_jobs(jobs: Sequence[Job], settings: Settings, workers: int = 1,
-                 cache: Optional["Cache"] = None,
-                 meanwhile: Callable[[bool], None] = lambda in_pool: None) -> List[FileResult]:
-    """Stage 1 for many files, in input order: from the cache, or in `workers` processes.
-    `meanwhile(in_pool)` is called once, while this process holds at most one model:
-    with True while the workers of a pool model their first files; with False as soon
-    as the cache supplies a model or, without a pool, before any file is modelled."""
+                 cache: Optional["Cache"] = None) -> List[FileResult]:
+    """Stage 1 for many files, in input order: from the cache, or in `workers` processes."""
     with collector_paused():  # the workers inherit it; here it spares the unpickling
-        return _analyze_jobs(jobs, settings, workers, cache, _once(meanwhile))
-
-
-def _once(call: Callable[[bool], None]) -> Callable[[bool], None]:
-    called = []
-
-    def first(in_pool: bool) -> None:
-        if not called:
-            called.append(True)
-            call(in_pool)
-    return first
+        return _analyze_jobs(jobs, settings, workers, cache)
 
 
 def _analyze_jobs(jobs: Sequence[Job], settings: Settings, workers: int,
-                  cache: Optional["Cache"], meanwhile: Callable[[bool], None]) -> List[FileResult]:
+                  cache: Optional["Cache"]) -> List[FileResult]:
     results: List[Optional[FileResult]] = [None] * len(jobs)
     todo: List[int] = []
     for i, job in enumerate(jobs):
         if cache is not None and job.key is not None:
             cached = cache.load_model(job.key)
             if isinstance(cached, FileResult) and cached.path == job.path:
-                # Workers forked after this process has read the cache's models would
-                # each end up with a copy of every page of them that linking touches.
-                meanwhile(False)
                 results[i] = cached
                 continue
         todo.append(i)
@@ -788,20 +413,19 @@ def _analyze_jobs(jobs: Sequence[Job], settings: Settings, workers: int,
     for k, (_, data) in enumerate(items):
         (heavy if may_hold_a_finding(data) else light).append(k)
 
-    def analyze_light(in_pool: bool) -> None:
+    def analyze_light() -> None:
         for k in light:
             computed[k] = _unmodelled(*items[k], settings)
-        meanwhile(in_pool)
 
     size = sum(len(items[k][1]) for k in heavy)
     if workers > 1 and len(heavy) > 1 and size > POOL_THRESHOLD:
         heavy.sort(key=lambda k: -len(items[k][1]))  # largest first: no straggler at the end
         pooled = _analyze_in_pool([items[k] for k in heavy], settings, workers,
-                                  meanwhile=lambda: analyze_light(True))
+                                  meanwhile=analyze_light)
         for k, result in zip(heavy, pooled):
             computed[k] = result
     else:
-        analyze_light(False)
+        analyze_light()
         for k in heavy:
             computed[k] = analyze_bytes(*items[k], settings)
     for i, result in zip(todo, computed):

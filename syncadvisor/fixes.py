@@ -4,8 +4,8 @@ A fix is all of its edits or none. Fixes are applied in source order; one that
 overlaps an edit already taken waits for the next round (identical edits, such
 as two fixes adding the same import, count once). After each round the changed
 files are parsed and checked again, with the rest of the run, until nothing
-changes (at most MAX_ROUNDS). A result that libcst cannot parse is never kept,
-let alone written.
+changes (at most MAX_ROUNDS). A result that libcst does not read as it is
+(`roundtrip.roundtrips`) is never kept, let alone written.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from .engine import FileResult, RunResult, analyze_text, run_rules
 from .files import SourceText, encode_source
 from .findings import SAFE, UNSAFE, Edit, Finding
 from .lines import line_starts, physical_lines
-from .parsing import parse_hazard
+from .roundtrip import parse_hazard, why_not_roundtrip
 
 MAX_ROUNDS = 10
 
@@ -70,30 +70,14 @@ def _overlaps(a: Tuple[int, int, str], b: Tuple[int, int, str]) -> bool:
     return a[0] < b[1] and b[0] < a[1] or a[0] == b[0]
 
 
-def parses(text: str) -> bool:
-    import libcst as cst
-
-    from .model.builder import align_to_text
-
-    if parse_hazard(text) is not None:  # would crash or stall libcst
-        return False
-    try:
-        code = cst.parse_module(text).code
-    except (cst.ParserSyntaxError, RecursionError, MemoryError):
-        return False
-    # libcst must read the text as it is: where it does not (a `\`-newline on a line of its
-    # own after a block moves the next statement into the block), the positions the fixes
-    # were made from cannot be trusted, and neither can the result.
-    return code == text or align_to_text(code, text) is not None
-
-
 @dataclass
 class FixRun:
     run: RunResult  # the findings that remain after fixing
     fixed: Dict[str, str] = field(default_factory=dict)  # path -> new text (changed files only)
     originals: Dict[str, str] = field(default_factory=dict)
     applied: int = 0
-    rejected: List[str] = field(default_factory=list)  # files whose fixed text would not parse
+    # path -> why its fixes were not kept: the file is as it was (`fixed` leaves it out)
+    rejected: Dict[str, str] = field(default_factory=dict)
 
 
 def fix_results(results: List[FileResult], texts: Dict[str, str], settings: Settings,
@@ -104,16 +88,8 @@ def fix_results(results: List[FileResult], texts: Dict[str, str], settings: Sett
     originals = dict(texts)
     current = dict(texts)
     applied = 0
-    rejected: List[str] = []
-    built_from = dict(texts)  # the text each result's model was built from
-
-    def check() -> RunResult:
-        run = run_rules(results, settings, lambda result: built_from.get(result.path))
-        for refined in run.refined:  # modelled from libcst now: not again next round
-            results[position[refined.path]] = refined
-        return run
-
-    run = check()
+    rejected: Dict[str, str] = {}
+    run = run_rules(results, settings)
     for _ in range(MAX_ROUNDS):
         by_path: Dict[str, List[Finding]] = {}
         for finding in run.findings:
@@ -121,21 +97,26 @@ def fix_results(results: List[FileResult], texts: Dict[str, str], settings: Sett
                 by_path.setdefault(finding.path, []).append(finding)
         changed = False
         for path, findings in by_path.items():
+            hazard = parse_hazard(current[path])  # libcst, which checks each fix, would crash
+            if hazard is not None:
+                rejected[path] = f"libcst could crash on it: {hazard[2]} at line {hazard[0]}"
+                current.pop(path)
+                continue
             new_text, count = apply_fixes(current[path], findings, unsafe)
             if not count or new_text == current[path]:
                 continue
-            if not parses(new_text):
-                rejected.append(path)
-                current.pop(path)  # keep this file as it is: never write what does not parse
+            why = why_not_roundtrip(new_text)
+            if why is not None:  # keep this file as it is: never write what does not parse
+                rejected[path] = f"the fixed code is refused: {why} (please report it)"
+                current.pop(path)
                 continue
             current[path] = new_text
             results[position[path]] = analyze_text(new_text, path, settings)
-            built_from[path] = new_text
             applied += count
             changed = True
         if not changed:
             break
-        run = check()
+        run = run_rules(results, settings)
     fixed = {p: t for p, t in current.items() if t != originals[p]}
     return FixRun(run, fixed, originals, applied, rejected)
 

@@ -7,11 +7,10 @@ out as the CLI reports them for that file alone (same codes, same positions).
 It works from the `lines` flake8 hands over (editors send the unsaved buffer on
 stdin, so the file on disk may be stale), reports 0-based columns as the plugin
 API wants (flake8 adds 1 when printing), and reads `[tool.syncadvisor]` from the
-nearest pyproject.toml, which flake8 itself never does. File models come from
-the same cache as the command's, keyed by the buffer's content, so an unchanged
-file is not parsed again (`SYNCADVISOR_NO_CACHE=1` turns that off). libcst, which
-models the files with findings, runs in a helper process (`libcst_process`): it
-never enters flake8's.
+nearest pyproject.toml, which flake8 itself never does. File models are built
+from flake8's own tree, and come from the same cache as the command's, keyed by
+the buffer's content, so an unchanged file is not modelled again
+(`SYNCADVISOR_NO_CACHE=1` turns that off).
 """
 from __future__ import annotations
 
@@ -61,11 +60,7 @@ class SyncAdvisorChecker:
         return iter(reported)
 
     def _check(self) -> List[Tuple[int, int, str, type]]:
-        from .engine import (
-            FileResult, NeedsLibcst, Refiner, analyze_text, may_hold_a_finding, run_rules,
-            tool_error,
-        )
-        from .libcst_process import shared
+        from .engine import FileResult, analyze_text, may_hold_a_finding, run_rules, tool_error
 
         stdin = self.filename in ("-", "stdin", "<stdin>") or not os.path.exists(self.filename)
         directory = os.getcwd() if stdin else os.path.dirname(os.path.abspath(self.filename))
@@ -88,18 +83,11 @@ class SyncAdvisorChecker:
             cached = cache.load_model(key)
             if isinstance(cached, FileResult) and cached.path == self.filename:
                 result = cached
-        stored = result is not None
         if result is None:
             tree = self.tree if isinstance(self.tree, ast.Module) else None
-            try:
-                result = analyze_text(text, self.filename, settings, tree=tree,
-                                      libcst_here=False)
-            except NeedsLibcst:  # only libcst can model it (nesting too deep for the walk)
-                result = shared().model((text, self.filename, None), settings)
-        run = run_rules([result], settings, refiner=Refiner(settings, exactly=shared().model))
-        if run.refined:
-            result, stored = run.refined[0], False  # keep the model from libcst's tree
-        if cache is not None and not stored and not result.internal_error:
-            cache.store_model(key, result)
+            result = analyze_text(text, self.filename, settings, tree=tree)
+            if cache is not None and not result.internal_error:
+                cache.store_model(key, result)
+        run = run_rules([result], settings)
         return [(finding.line, finding.column - 1, f"{finding.code} {finding.message}",
                  type(self)) for finding in run.findings]

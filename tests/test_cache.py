@@ -28,7 +28,7 @@ def parsed(monkeypatch):
     original = engine.analyze_text
 
     def spy(text, path, settings, module=None, **options):
-        seen.append(Path(path).name)  # once more if it is modelled again from libcst
+        seen.append(Path(path).name)
         return original(text, path, settings, module, **options)
 
     monkeypatch.setattr(engine, "analyze_text", spy)

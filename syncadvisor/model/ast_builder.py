@@ -1,19 +1,15 @@
-"""One pass over Python's own `ast` tree -> a `FileModel`, without libcst.
+"""One pass over Python's own `ast` tree -> a `FileModel`.
 
-Python parses a file about ten times faster than libcst, and most files that pass the
-prefilter hold no finding. So every file is first modelled from its `ast`, with the
-same bindings, calls, creations, scopes and names, recorded in the same order, as
-`builder.ModelBuilder` records from libcst's tree. Its spans are Python's positions and
-its texts the source between them (Python leaves enclosing parentheses out; libcst
-keeps them): the model is marked inexact, and the engine models a file again from
-libcst before it reports anything in it (`engine.run_rules`), so that findings and
-fixes always come from libcst's tree. Everything here mirrors builder.py, walk order
-included (sequence numbers decide which binding a name sees).
+Spans are Python's positions, in characters; texts are the source between them
+(Python leaves the parentheses that group an expression out of its node, but an
+argument's span takes them: fixes add and remove arguments at those spans). The walk
+visits nodes in source order: sequence numbers decide which binding a name sees.
 """
 from __future__ import annotations
 
 import ast
 import re
+import sys
 from bisect import bisect_right
 from sys import intern
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -83,8 +79,7 @@ class AstModelBuilder(WalkState):
                     end = self._starts[line] if line < len(self._starts) else len(text)
                     self._wide[line] = text[self._starts[line - 1]:end].encode(
                         "utf-8", "surrogatepass")
-        self.model.exact = False
-        first = _NEWLINE.search(text)  # libcst's default_newline: the first line ending
+        first = _NEWLINE.search(text)
         self.model.newline = first.group() if first else "\n"
 
     # --- positions and text ----------------------------------------------------
@@ -510,8 +505,30 @@ class AstModelBuilder(WalkState):
         items += [(k, k.arg, k.value, "" if k.arg is not None else "**") for k in node.keywords]
         if node.args and node.keywords and _before(node.keywords[0], node.args[-1]):
             items.sort(key=lambda item: (item[0].lineno, item[0].col_offset))  # type: ignore[attr-defined]
-        return tuple(Argument(keyword, self._value(value), self._span(whole), star)
-                     for whole, keyword, value, star in items)
+        arguments: List[Argument] = []
+        # Where the text before the next argument starts: after the callee, then after
+        # each argument (its grouping parentheses included).
+        after = self._offsets(node.func)[1]
+        for whole, keyword, value, star in items:
+            start, end = self._offsets(whole)
+            if whole is value:  # a positional argument: Python leaves out `(` `)` around it
+                start, end = _grouped(self._text, after, start, end, first=not arguments)
+            arguments.append(Argument(keyword, self._value(value), self._text_span(start, end),
+                                      star))
+            after = end
+        if arguments:
+            comma = _trailing_comma(self._text, after)
+            if comma is not None:
+                arguments[-1].trailing_comma = self._text_span(comma, comma + 1)
+        return tuple(arguments)
+
+
+
+    def _text_span(self, start: int, end: int) -> Span:
+        line, column = position(self._starts, start)
+        end_line, end_column = position(self._starts, end)
+        return Span(line, column, end_line, end_column)
+
 
     def _attribute(self, node: ast.Attribute) -> None:
         value = node.value
@@ -565,6 +582,57 @@ _LEAVES = frozenset({ast.Name, ast.Constant})
 
 def _before(a: ast.AST, b: ast.AST) -> bool:
     return (a.lineno, a.col_offset) < (b.lineno, b.col_offset)  # type: ignore[attr-defined]
+
+
+def _skip_comment(text: str, i: int) -> int:
+    """Past a `#` comment starting at `i`, to its line's end."""
+    while i < len(text) and text[i] not in "\r\n":
+        i += 1
+    return i
+
+
+def _grouped(text: str, after: int, start: int, end: int, first: bool) -> Tuple[int, int]:
+    """The offsets of an argument with the parentheses that group it: `(x)` in `f((x))`.
+    Between `after` (the callee's end, or the previous argument's) and the argument, the
+    text holds only commas, parentheses, white space and comments: every `(` there
+    groups the argument, but the call's own (before the first argument)."""
+    opening: List[int] = []
+    i = after
+    while i < start:
+        char = text[i]
+        if char == "#":
+            i = _skip_comment(text, i)
+            continue
+        if char == "(":
+            opening.append(i)
+        i += 1
+    groups = len(opening) - first
+    if groups <= 0:  # (a lone generator argument's span takes the call's parentheses)
+        return start, end
+    closed = 0
+    while closed < groups:  # on past the closing parenthesis of each group
+        char = text[end]
+        if char == "#":
+            end = _skip_comment(text, end)
+            continue
+        closed += char == ")"
+        end += 1
+    return opening[-groups], end
+
+
+def _trailing_comma(text: str, end: int) -> Optional[int]:
+    """The offset of a comma after the last argument (`f(x=1,)`), when only spaces,
+    tabs, form feeds and backslash-continuations stand between them; else None."""
+    i = end
+    while i < len(text):
+        char = text[i]
+        if char in " \t\f":
+            i += 1
+        elif char == "\\" and text.startswith(("\r\n", "\r", "\n"), i + 1):
+            i += 3 if text.startswith("\r\n", i + 1) else 2
+        else:
+            return i if char == "," else None
+    return None
 
 
 def _single_string_literal(text: str) -> bool:
@@ -624,7 +692,14 @@ _HANDLERS = {
 
 def build_model_from_ast(tree: ast.Module, path: str, module_name: str,
                          rewrites: Sequence[Tuple[str, str]], text: str) -> FileModel:
-    """The (inexact) model of a module from Python's tree of `text`."""
+    """The model of a module from Python's tree of `text`."""
     builder = AstModelBuilder(path, module_name, NameResolver(rewrites), text)
-    builder.walk(tree)
+    # The walk takes two or three frames a level; Python builds trees up to about the
+    # recursion limit deep (a chain of 900 `+` operands, or of `elif`s): room for those.
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 3 * limit + 100))
+    try:
+        builder.walk(tree)
+    finally:
+        sys.setrecursionlimit(limit)
     return builder.finish()

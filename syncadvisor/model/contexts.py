@@ -196,10 +196,7 @@ class StrategyResolver:
 class ContextAnalysis:
     """Strategy contexts of every function and scope in the run."""
 
-    def __init__(self, index: ProjectIndex, known_callees: Optional[CalleeTable] = None):
-        """`known_callees`: the `callee_table` of files whose models are unchanged since
-        an earlier link of the same run (or agree with those but for positions and
-        texts), taken as they are."""
+    def __init__(self, index: ProjectIndex):
         self.index = index
         self.resolver = StrategyResolver(index)
         # (path, scope index) -> the strategy of that `with X.scope()`, None if not one.
@@ -211,7 +208,7 @@ class ContextAnalysis:
             for i, entry in enumerate(fm.scopes):
                 self.scope_strategy[(fm.path, i)] = self.resolver.strategy_of(
                     entry.receivers, entry.text, fm.path)
-        self._propagate(known_callees or {})
+        self._propagate()
 
     def scope_context(self, path: str, scopes: Tuple[int, ...]) -> Optional[Context]:
         """The context given by the innermost strategy scope among `scopes`."""
@@ -257,14 +254,11 @@ class ContextAnalysis:
                     table.append((i, [fid]))
         return table
 
-    def _propagate(self, known_callees: CalleeTable) -> None:
+    def _propagate(self) -> None:
         incoming: Dict[str, List[Tuple[Optional[str], Optional[Context]]]] = defaultdict(list)
         outgoing: Dict[Optional[str], List[Tuple[str, Optional[Context]]]] = defaultdict(list)
         for fm in self.index.files:
-            table = known_callees.get(fm.path)
-            if table is None:
-                table = self._callees_of_calls(fm)
-            self.callee_table[fm.path] = table
+            table = self.callee_table[fm.path] = self._callees_of_calls(fm)
             calls = fm.calls
             for i, targets in table:
                 edge = calls[i]

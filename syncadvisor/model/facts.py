@@ -1,9 +1,8 @@
 """The per-file semantic model: plain data, no tree nodes.
 
-A `FileModel` is what one pass over a file's tree produces: Python's `ast`
-(ast_builder, fast, `exact=False`) or libcst's (builder, what findings and fixes are
-made from). It holds only dataclasses of strings, ints and tuples, so it can be cached
-and sent between processes. Positions: 1-based lines, 0-based columns, in characters.
+A `FileModel` is what one pass over a file's `ast` tree produces (ast_builder). It
+holds only dataclasses of strings, ints and tuples, so it can be cached and sent
+between processes. Positions: 1-based lines, 0-based columns, in characters.
 """
 from __future__ import annotations
 
@@ -116,9 +115,9 @@ class Argument:
     value: Value
     span: Span  # the whole argument, keyword and '=' included, comma excluded
     star: str = ""  # "*" or "**"
-    # A trailing comma after the last argument: (the comma node's span, characters before
-    # the `,` in it), so that removing a lone argument can take its comma with it.
-    trailing_comma: Optional[Tuple[Span, int]] = None
+    # The `,` after the last argument (`f(x=1,)`), on its line, so that removing a lone
+    # argument can take its comma with it.
+    trailing_comma: Optional[Span] = None
 
 
 @_pickled_compactly
@@ -306,10 +305,7 @@ class FileModel:
     self_loads: Dict[Tuple[Optional[str], str], int] = field(default_factory=dict)
     keras_families: Tuple[str, ...] = ()  # Keras families this file imports
     import_line: int = 1  # where a fix may insert an import (after docstring, __future__)
-    newline: str = "\n"
-    # False for a model from Python's `ast` (ast_builder): its spans and texts may differ
-    # from libcst's, so the file is modelled again from libcst before it is reported on.
-    exact: bool = True
+    newline: str = "\n"  # the file's first line ending: what an inserted line ends with
 
 
 # A run's call edges are half its models' objects (keras+tf_keras: 60k edges, each a

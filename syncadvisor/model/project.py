@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Dict, Iterable, List, Optional, Tuple
 
-from .contexts import CalleeTable, ContextAnalysis, ProjectIndex
+from .contexts import ContextAnalysis, ProjectIndex
 from .facts import FileModel
-from .usage import CallTargets, UsageAnalysis
+from .usage import UsageAnalysis
 from .variables import VariableSite, keras_class_kind, variable_sites
 
 
@@ -27,15 +27,13 @@ class LinkedFile:
 
 
 class Project:
-    def __init__(self, models: Iterable[FileModel], known_calls: Optional[CallTargets] = None,
-                 known_callees: Optional[CalleeTable] = None):
+    def __init__(self, models: Iterable[FileModel]):
         self.index = ProjectIndex(models)
-        self.contexts = ContextAnalysis(self.index, known_callees)
+        self.contexts = ContextAnalysis(self.index)
         # A function of the index, not the bound method: a Project must not be in a
         # reference cycle, so that it is freed as soon as a run is done with it (the
-        # check command runs without the cycle collector, and links a run twice).
-        self.usage = UsageAnalysis(self.index, self.contexts, partial(_keras_kind, self.index),
-                                   known_calls)
+        # check command runs without the cycle collector).
+        self.usage = UsageAnalysis(self.index, self.contexts, partial(_keras_kind, self.index))
         self.sites: Dict[str, List[VariableSite]] = {}
         by_key: Dict[Tuple[str, int], VariableSite] = {}
         for fm in self.index.files:
@@ -75,16 +73,14 @@ def source_root(fm: FileModel) -> str:
     return folder
 
 
-def projects(models: Iterable[FileModel], known_calls: Optional[CallTargets] = None,
-             known_callees: Optional[CalleeTable] = None) -> List[Project]:
+def projects(models: Iterable[FileModel]) -> List[Project]:
     """One project per set of files whose module names do not clash.
 
     Two folders checked together may both have a `model.py` (or a copy of the same
     package): their modules share names, and linking them as one would mix one's
     functions with the other's. Source roots whose module names clash go to separate
     projects; the others join the first project, so a `tests/` folder still links
-    with the `src/` package it imports. `known_calls`: see `UsageAnalysis`;
-    `known_callees`: see `ContextAnalysis`.
+    with the `src/` package it imports.
     """
     models = list(models)
     by_root: Dict[str, List[FileModel]] = {}
@@ -100,8 +96,7 @@ def projects(models: Iterable[FileModel], known_calls: Optional[CallTargets] = N
                 break
         else:
             groups.append((set(names), list(by_root[root])))
-    return [Project(members, known_calls, known_callees)
-            for _, members in groups] or [Project([])]
+    return [Project(members) for _, members in groups] or [Project([])]
 
 
 def aliases(fm: FileModel) -> Dict[str, str]:

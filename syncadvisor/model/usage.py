@@ -112,16 +112,8 @@ class Obj:
     origin: Optional[Tuple[Bound, str]] = field(default=None, compare=False, hash=False)
 
 
-# path -> {index of a call in the file's `calls`: the project functions it may run}
-CallTargets = Dict[str, Dict[int, List[str]]]
-
-
 class UsageAnalysis:
-    def __init__(self, index: ProjectIndex, contexts: ContextAnalysis, keras_kind,
-                 known_calls: Optional[CallTargets] = None):
-        """`known_calls`: the `call_targets` of files whose models are unchanged since an
-        earlier link of the same run (or agree with those but for positions and texts),
-        taken as they are: finding what `obj.method()` may run is most of a link."""
+    def __init__(self, index: ProjectIndex, contexts: ContextAnalysis, keras_kind):
         self.index = index
         self.contexts = contexts
         self._keras_kind = keras_kind  # class id -> (family, kind) or (None, None)
@@ -134,8 +126,7 @@ class UsageAnalysis:
             if owner in index.classes)
         # path -> {span: (caller, scopes)} of the file's calls, made when first asked for
         self._edges_by_span: Dict[str, Dict[Span, Tuple[Optional[str], Tuple[int, ...]]]] = {}
-        self.call_targets: CallTargets = {}
-        self._propagate(known_calls or {})
+        self._propagate()
 
     # --- what a reference may denote --------------------------------------------
 
@@ -277,7 +268,7 @@ class UsageAnalysis:
         found = self.where.get(function)
         return frozenset(found) if found else frozenset({Where(UNKNOWN)})
 
-    def _propagate(self, known_calls: CallTargets) -> None:
+    def _propagate(self) -> None:
         index = self.index
         seeds: List[Tuple[str, Where]] = []
         for fm in index.files:
@@ -294,11 +285,7 @@ class UsageAnalysis:
         outgoing: Dict[Optional[str], List[str]] = defaultdict(list)
         has_caller: Set[str] = set()
         for fm in index.files:
-            table = known_calls.get(fm.path)
-            if table is None:
-                table = self._targets_of_calls(fm)
-            self.call_targets[fm.path] = table
-            for i, targets in table.items():
+            for i, targets in self._targets_of_calls(fm).items():
                 edge = fm.calls[i]
                 for target in targets:
                     outgoing[edge.caller].append(target)

@@ -1,10 +1,8 @@
-"""What a model builder keeps while it walks a file, whatever the tree.
+"""What the model builder keeps while it walks a file.
 
-Two builders share this: `builder.ModelBuilder` walks libcst's tree (exact spans, the
-tree fixes are made against) and `ast_builder.AstModelBuilder` walks Python's own `ast`
-(ten times faster to parse). Both record the same bindings, calls, creations and scopes
-in the same order; this class holds the bookkeeping that does not look at a node, and
-`finish`, which resolves every name once the walk is over.
+`ast_builder.AstModelBuilder` walks Python's `ast`; this class holds the bookkeeping
+that does not look at a node, and `finish`, which resolves every name once the walk is
+over.
 """
 from __future__ import annotations
 

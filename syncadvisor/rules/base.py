@@ -208,9 +208,9 @@ class RuleContext:
             end = args[i + 1].span
             return Edit(arg.span.line, arg.span.column + 1, end.line, end.column + 1, "")
         if arg.trailing_comma is not None:  # `f(x=1,)` becomes `f()`, not `f(,)`
-            comma, before = arg.trailing_comma
-            return Edit(arg.span.line, arg.span.column + 1, comma.line,
-                        comma.column + before + 2, "")
+            comma = arg.trailing_comma
+            return Edit(arg.span.line, arg.span.column + 1, comma.end_line,
+                        comma.end_column + 1, "")
         return Edit(arg.span.line, arg.span.column + 1, arg.span.end_line,
                     arg.span.end_column + 1, "")
 
