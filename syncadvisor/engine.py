@@ -106,11 +106,11 @@ def analyze_text(text: str, path: str, settings: Settings, module: Optional[str]
             tree = _parse(text, path, result)
             if tree is None:
                 return result
-        from .model.ast_builder import build_model_from_ast
+        from .model.builder import build_model
 
         try:
-            result.model = build_model_from_ast(tree, path, module or module_name(path),
-                                                rewrites_for(settings), text)
+            result.model = build_model(tree, path, module or module_name(path),
+                                       rewrites_for(settings), text)
         except RecursionError:
             result.errors.append(tool_error(path, "cannot analyse: the code is nested too deeply"))
         except Exception as exc:  # noqa: BLE001 - one file's bug must not stop the run

@@ -272,13 +272,13 @@ def _fix(sources: Dict[str, str], settings: Settings, unsafe: bool):
 def _internal_traceback(source: str, path: str, settings: Settings) -> str:
     """The traceback behind an internal-error finding, to make a failure actionable."""
     from syncadvisor.engine import rewrites_for
-    from syncadvisor.model.ast_builder import build_model_from_ast
+    from syncadvisor.model.builder import build_model
     from syncadvisor.model.project import Project
     from syncadvisor.rules import enabled_rules
     from syncadvisor.rules.base import RuleContext
 
     try:
-        model = build_model_from_ast(ast.parse(source), path, "fuzz", rewrites_for(settings),
+        model = build_model(ast.parse(source), path, "fuzz", rewrites_for(settings),
                                      source)
         ctx = RuleContext(Project([model]).link(model), settings)
         for rule in enabled_rules(settings):

@@ -280,12 +280,12 @@ def test_variable_in_prose_or_attributes_alone_leaves_a_file_unparsed(text):
     assert not engine.may_hold_a_finding(text) and not engine.may_hold_a_finding(text.encode())
     # What modelling it would have given: nothing that makes a variable, even through a
     # name it binds (each called after it).
-    from syncadvisor.model.ast_builder import build_model_from_ast
+    from syncadvisor.model.builder import build_model
 
     tree = ast.parse(text)
     names = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
     probe = text + "".join(f"{name}(1.0)\n" for name in names)
-    model = build_model_from_ast(ast.parse(probe), "a.py", "a", engine.rewrites_for(Settings()),
+    model = build_model(ast.parse(probe), "a.py", "a", engine.rewrites_for(Settings()),
                                  probe)
     assert model.creations == []
     # With another word beside it, the file is modelled as before.

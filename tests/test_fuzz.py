@@ -130,12 +130,12 @@ def test_oracle_catches_a_broken_diff(monkeypatch):
 
 def test_oracle_catches_an_internal_error(monkeypatch):
     """The engine turns it into a TFS900 finding; the fuzzer still counts it as a failure."""
-    import syncadvisor.model.ast_builder as builder
+    import syncadvisor.model.builder as builder
 
     def boom(*args, **kwargs):
         raise KeyError("boom")
 
-    monkeypatch.setattr(builder, "build_model_from_ast", boom)
+    monkeypatch.setattr(builder, "build_model", boom)
     problems = check_program(BAD)
     assert problems and "internal error" in problems[0] and "KeyError" in problems[0]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from syncadvisor.model import tfapi
-from syncadvisor.model.ast_builder import build_model_from_ast
+from syncadvisor.model.builder import build_model
 
 TESTS = Path(__file__).parent
 SOURCES = sorted(p for folder in (TESTS / "fixtures", TESTS / "runtime" / "snippets")
@@ -20,7 +20,7 @@ REWRITES = tfapi.prefix_rewrites(False)
 
 
 def _model(text: str):
-    return build_model_from_ast(ast.parse(text), "a.py", "a", REWRITES, text)
+    return build_model(ast.parse(text), "a.py", "a", REWRITES, text)
 
 
 def _text_at(text: str, span) -> str:

@@ -515,14 +515,14 @@ def _boom_for(name: str, original):
 @pytest.mark.parametrize("where", ["model", "rule"])
 def test_an_internal_error_is_reported_for_its_file_and_the_run_goes_on(tmp_path, capsys,
                                                                          monkeypatch, where):
-    import syncadvisor.model.ast_builder as builder
+    import syncadvisor.model.builder as builder
     from syncadvisor.rules.tfs001_unknown_enum_member import UnknownEnumMember
 
     (tmp_path / "victim.py").write_text(BAD)
     (tmp_path / "bad.py").write_text(BAD)
     if where == "model":
-        monkeypatch.setattr(builder, "build_model_from_ast",
-                            _boom_for("victim.py", builder.build_model_from_ast))
+        monkeypatch.setattr(builder, "build_model",
+                            _boom_for("victim.py", builder.build_model))
     else:
         original = UnknownEnumMember.check
 

@@ -1,6 +1,6 @@
 """The per-file semantic model: plain data, no tree nodes.
 
-A `FileModel` is what one pass over a file's `ast` tree produces (ast_builder). It
+A `FileModel` is what one pass over a file's `ast` tree produces (builder.py). It
 holds only dataclasses of strings, ints and tuples, so it can be cached and sent
 between processes. Positions: 1-based lines, 0-based columns, in characters.
 """

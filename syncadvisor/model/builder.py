@@ -1,0 +1,1160 @@
+"""One pass over Python's own `ast` tree -> a `FileModel`.
+
+The walk records bindings, calls, creations, updates, reads and strategy scopes with
+the scope each was written in and a sequence number; `finish` then resolves every
+name once, against the complete binding tables (a function body sees module names
+bound after it, as Python does). Nodes are visited in source order: sequence numbers
+decide which binding a name sees.
+
+Spans are Python's positions, in characters (Python counts UTF-8 bytes); texts are
+the source between them. Python leaves the parentheses that group an expression out of
+its node, but an argument's span takes them: fixes add and remove arguments at those
+spans. Rules never see the tree.
+"""
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from bisect import bisect_right
+from sys import intern
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from ..lines import line_starts, position
+from . import tfapi
+from .facts import (
+    BOOL, CALL, FLOAT, INT, NONE, OTHER, QNAME, STR, Argument, Bound, CallEdge, ClassInfo,
+    CreationCall, EnumRef, FileModel, FunctionInfo, LayerCall, ObjectUse, Read, ReplicaEntry,
+    ScopeEntry, Span, Update, Value,
+)
+from .names import CLASS, COMPREHENSION, FUNCTION, MODULE, Binding, NameResolver, PendingRef, Scope
+
+_KERAS_IMPORT_FAMILIES = (("tf_keras", tfapi.KERAS2), ("keras", tfapi.KERAS3))
+MEMBER_LIKE = re.compile(r"^[A-Z][A-Z0-9_]*$")  # an enum member's spelling
+MAX_VALUE_DEPTH = 2  # how deep call arguments are kept as values
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+_CONSTANT_NAMES = {None: "None", True: "True", False: "False"}
+_SKIPPED_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "kind", "is_async",
+                             "type_ignores", "simple", "conversion", "level"})
+# Where the order of `_fields` is not the source's.
+_ORDER = {
+    ast.IfExp: ("body", "test", "orelse"),
+}
+_FIELDS: Dict[type, Tuple[str, ...]] = {}
+_NAME, _ATTRIBUTE = ast.Name, ast.Attribute
+
+
+def dotted_parts(node: ast.AST) -> Optional[Tuple[str, ...]]:
+    """('a', 'b', 'c') for `a.b.c`; None for anything that is not a plain dotted name.
+    `None`, `True` and `False` count as names (they resolve to nothing)."""
+    if node.__class__ is _NAME:
+        return (node.id,)  # type: ignore[attr-defined]
+    parts: List[str] = []
+    while node.__class__ is _ATTRIBUTE:
+        parts.append(node.attr)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+    if node.__class__ is _NAME:
+        parts.append(node.id)  # type: ignore[attr-defined]
+    elif not parts and _is_name_constant(node):
+        parts.append(_CONSTANT_NAMES[node.value])  # type: ignore[attr-defined]
+    else:
+        return None
+    parts.reverse()
+    return tuple(parts)
+
+
+def _is_name_constant(node: ast.AST) -> bool:
+    """`None`, `True`, `False`: constants to Python, names to `dotted_parts`."""
+    if not isinstance(node, ast.Constant):
+        return False
+    value = node.value
+    return value is None or value is True or value is False
+
+
+def _unstarred(node: ast.AST) -> ast.AST:
+    return node.value if isinstance(node, ast.Starred) else node
+
+
+def _attribute_of(node: ast.AST) -> Optional[Tuple[ast.AST, str]]:
+    """(value, attr) for `value.attr`."""
+    return (node.value, node.attr) if isinstance(node, ast.Attribute) else None
+
+
+def _name_of(node: ast.AST) -> Optional[str]:
+    """`x` for the plain name `x` (and for `None`, `True`, `False`)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    return _CONSTANT_NAMES[node.value] if _is_name_constant(node) else None  # type: ignore[attr-defined]
+
+
+def _func_of(node: ast.AST) -> Optional[ast.AST]:
+    """The callee expression of a call; None for anything else."""
+    return node.func if isinstance(node, ast.Call) else None
+
+
+def _has_arguments(call: ast.Call) -> bool:
+    return bool(call.args or call.keywords)
+
+
+def literal_int(text: str) -> Optional[int]:
+    try:
+        return int(text.replace("_", ""), 0)
+    except ValueError:
+        return None
+
+
+class Function:
+    """Walk state for one function, or for the module (id None)."""
+
+    __slots__ = ("id", "self_name", "klass", "scopes", "info", "stateless")
+
+    def __init__(self, id_: Optional[str], self_name: Optional[str], klass: Optional[str],
+                 info: Optional[FunctionInfo]):
+        self.id = id_
+        self.self_name = self_name  # the name of `self` in a method (or its closures)
+        self.klass = klass
+        self.scopes: List[int] = []  # open `with X.scope()` entries, innermost last
+        self.info = info
+        self.stateless = 0  # open `with StatelessScope(...)` blocks
+
+
+class ModelBuilder:
+    """Walks one module's tree (`walk`), then resolves what it recorded (`finish`)."""
+
+    def __init__(self, path: str, module: str, resolver: NameResolver, text: str):
+        self.model = FileModel(path=path, module=module)
+        self._resolver = resolver
+        self._module_scope = Scope(MODULE, None)
+        self._scope = self._module_scope
+        self._seq = 0
+        self._functions: List[Function] = [Function(None, None, None, None)]
+        self._fn = self._functions[-1]
+        self._classes: List[ClassInfo] = []
+        self._qualname: List[str] = []
+        self._lambda_ids: Dict[int, str] = {}
+        self._import_after: Optional[Span] = None  # the preamble's last statement
+        self._import_before: Optional[Span] = None  # the first other statement
+        # Resolved in `finish`, once every binding is known.
+        self._pending_values: List[Tuple[Value, PendingRef]] = []
+        self._pending_bounds: List[Tuple[Bound, PendingRef]] = []
+        self._pending_names: List[Tuple[PendingRef, Bound]] = []
+        self._pending_creations: List[Tuple[CreationCall, Optional[PendingRef]]] = []
+        self._pending_enum_refs: List[Tuple[PendingRef, str, Span, Span, str]] = []
+        self._pending_bases: List[Tuple[ClassInfo, List[PendingRef]]] = []
+        self._keras_imports: set = set()
+        # Local names that may stand for a variable-creating callable (`Variable as V`).
+        self._creation_aliases: set = set()
+        self._creation_of_node: Dict[int, int] = {}  # id(call node) -> creation index
+        self._entry_lambdas: set = set()  # lambdas passed to strategy.run & co
+        # Calls whose meaning depends on what their callee resolves to.
+        self._pending_updates: List[Tuple[Update, Optional[PendingRef], Optional[Tuple[Bound, Optional[Value]]]]] = []
+        self._pending_checkpoints: List[Tuple[PendingRef, List[Read]]] = []
+        self._pending_saves: List[Tuple[PendingRef, Read, Optional[Read]]] = []
+        self._pending_layer_calls: List[Tuple[LayerCall, PendingRef]] = []
+        self._text = text
+        self._starts = line_starts(text)
+        # line -> its UTF-8, for the lines with a non-ASCII character (columns differ there)
+        self._wide: Dict[int, bytes] = {}
+        if not text.isascii():
+            for run in _NON_ASCII.finditer(text):
+                line = bisect_right(self._starts, run.start())
+                if line not in self._wide:
+                    end = self._starts[line] if line < len(self._starts) else len(text)
+                    self._wide[line] = text[self._starts[line - 1]:end].encode(
+                        "utf-8", "surrogatepass")
+        first = _NEWLINE.search(text)
+        self.model.newline = first.group() if first else "\n"
+
+    # --- positions and text ------------------------------------------------------------------
+
+    def _column(self, line: int, byte_column: int) -> int:
+        """Python counts columns in UTF-8 bytes; spans count characters."""
+        encoded = self._wide.get(line)
+        if encoded is None:
+            return byte_column
+        return len(encoded[:byte_column].decode("utf-8", "ignore"))
+
+    def _span(self, node: ast.AST) -> Span:
+        line, end_line = node.lineno, node.end_lineno  # type: ignore[attr-defined]
+        wide = self._wide
+        if not wide or (line not in wide and end_line not in wide):
+            return Span(line, node.col_offset, end_line, node.end_col_offset)  # type: ignore[attr-defined]
+        return Span(line, self._column(line, node.col_offset),  # type: ignore[attr-defined]
+                    end_line, self._column(end_line, node.end_col_offset))  # type: ignore[attr-defined]
+
+    def _offsets(self, node: ast.AST) -> Tuple[int, int]:
+        span = self._span(node)
+        starts = self._starts
+        return starts[span.line - 1] + span.column, starts[span.end_line - 1] + span.end_column
+
+    def _code(self, node: ast.AST) -> str:
+        start, end = self._offsets(node)
+        # Interned: the same names recur thousands of times in a file, and a pickle
+        # writes an object it has seen once as a reference (smaller, faster models).
+        return intern(self._text[start:end])
+
+    def _text_span(self, start: int, end: int) -> Span:
+        line, column = position(self._starts, start)
+        end_line, end_column = position(self._starts, end)
+        return Span(line, column, end_line, end_column)
+
+    def _name_span(self, node: ast.AST, keyword: str) -> Span:
+        """The span of the name in `class Name` / `def name`."""
+        start, _ = self._offsets(node)
+        text = self._text
+        after = text.find(keyword, start) + len(keyword)
+        at = text.find(node.name, after)  # type: ignore[attr-defined]
+        line, column = position(self._starts, at)
+        return Span(line, column, line, column + len(node.name))  # type: ignore[attr-defined]
+
+    def _is_self(self, node: ast.AST) -> bool:
+        fn = self._fn  # (`self_name` is None outside methods: no name equals it)
+        return node.__class__ is _NAME and node.id == fn.self_name and fn.klass is not None
+
+    # --- bookkeeping -------------------------------------------------------------------------
+
+    def _next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def _ref(self, parts: Tuple[str, ...]) -> PendingRef:
+        return PendingRef(self._scope, self._next_seq(), parts)
+
+    def _push_function(self, fn: Function) -> None:
+        self._functions.append(fn)
+        self._fn = fn  # the innermost: read at every call, name and attribute
+
+    def _pop_function(self) -> None:
+        self._functions.pop()
+        self._fn = self._functions[-1]
+
+    def _self_head(self, parts: Tuple[str, ...]) -> bool:
+        fn = self._fn
+        return fn.self_name is not None and fn.klass is not None and parts[0] == fn.self_name
+
+    def _bind(self, name: str, bound: Bound, alias: Optional[Tuple[str, ...]] = None) -> None:
+        binding = Binding(self._next_seq(), bound, alias, self._scope if alias else None)
+        self._scope.bind(name, binding)
+        target = alias[-1] if alias else (bound.qname or "").rpartition(".")[2]
+        if target in tfapi.CREATION_CALLEE_NAMES and target != name:
+            self._creation_aliases.add(name)
+
+    def _bind_local(self, name: str) -> None:
+        self._bind(name, Bound("local", text=name))
+
+    def _lambda_id(self, node: object) -> str:
+        lambda_id = self._lambda_ids.get(id(node))
+        if lambda_id is None:
+            owner = self._fn.id or self.model.module
+            lambda_id = self._lambda_ids[id(node)] = f"{owner}.<lambda{len(self._lambda_ids)}>"
+        return lambda_id
+
+    def _qualified(self, name: str) -> str:
+        return ".".join([self.model.module] + self._qualname + [name])
+
+    def _pop_scope(self) -> None:
+        self._scope = self._scope.parent or self._module_scope
+
+    # --- the walk ----------------------------------------------------------------------------
+
+    def walk(self, node: ast.AST) -> None:
+        handler = _HANDLERS.get(type(node))
+        if handler is not None:
+            handler(self, node)
+        else:
+            self._children(node)
+
+    def _children(self, node: ast.AST) -> None:
+        fields = _FIELDS.get(type(node))
+        if fields is None:
+            fields = _FIELDS[type(node)] = _ORDER.get(type(node)) or tuple(
+                f for f in node._fields if f not in _SKIPPED_FIELDS)
+        walk = self.walk
+        for name in fields:
+            child = getattr(node, name, None)
+            if isinstance(child, list):
+                for item in child:
+                    if isinstance(item, ast.AST) and item.__class__ not in _LEAVES:
+                        walk(item)
+            elif isinstance(child, ast.AST) and child.__class__ not in _LEAVES:
+                walk(child)
+
+    def _walk_all(self, nodes: Sequence[Optional[ast.AST]]) -> None:
+        walk = self.walk
+        for node in nodes:
+            if node is not None and node.__class__ not in _LEAVES:
+                walk(node)
+
+    def _module(self, node: ast.Module) -> None:
+        for statement in node.body:
+            if not _is_preamble(statement):
+                self._import_before = self._span(statement)
+                break
+            self._import_after = self._span(statement)
+        self._walk_all(node.body)
+
+    # --- imports -----------------------------------------------------------------------------
+
+    def _import_node(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self._import(alias.name, alias.asname)
+
+    def _import_from_node(self, node: ast.ImportFrom) -> None:
+        names = None if node.names[0].name == "*" else [(a.name, a.asname) for a in node.names]
+        self._import_from(node.module or "", node.level or 0, names)
+
+    def _import(self, full: str, asname: Optional[str]) -> None:
+        """`import a.b.c [as x]`."""
+        self._note_keras_import(full)
+        if asname is not None:
+            self._bind(asname, Bound("qname", full, text=full))
+        else:
+            head = full.split(".", 1)[0]
+            self._bind(head, Bound("qname", head, text=head))
+
+    def _import_from(self, module: str, level: int, names: Optional[Sequence[Tuple[str, Optional[str]]]]
+                     ) -> None:
+        """`from [.]module import name [as local], ...`; names None for `import *`."""
+        if level:
+            module = self._absolute(level, module)
+        self._note_keras_import(module)
+        for name, asname in names or ():
+            full = f"{module}.{name}" if module else name
+            self._note_keras_import(full)
+            local = asname if asname is not None else name
+            self._bind(local, Bound("qname", full, text=local))
+
+    def _absolute(self, level: int, module: str) -> str:
+        package = self.model.module.split(".")
+        if not self.model.path.endswith("__init__.py"):
+            package = package[:-1]
+        drop = level - 1
+        package = package[: len(package) - drop] if drop <= len(package) else []
+        return ".".join(package + ([module] if module else []))
+
+    def _note_keras_import(self, full: str) -> None:
+        canonical = self._resolver.canonical(full)
+        for prefix, family in _KERAS_IMPORT_FAMILIES:
+            if canonical == prefix or canonical.startswith(prefix + "."):
+                self._keras_imports.add(family)
+
+    # --- classes, functions, lambdas, comprehensions -----------------------------------------
+
+    def _class(self, node: ast.ClassDef) -> None:
+        bases = [parts for parts in (dotted_parts(_unstarred(b)) for b in node.bases) if parts]
+        self._enter_class(node.name, self._name_span(node, "class"), bases)
+        self._walk_all(node.decorator_list)
+        self._walk_all(node.bases)
+        self._walk_all([k.value for k in node.keywords])
+        self._walk_all(node.body)
+        self._leave_class()
+
+    def _enter_class(self, name: str, name_span: Span, base_parts: Sequence[Tuple[str, ...]]
+                     ) -> None:
+        class_id = self._qualified(name)
+        self._bind(name, Bound("qname", class_id, text=name))
+        info = ClassInfo(class_id, name, (), name_span)
+        self.model.classes[class_id] = info
+        self._pending_bases.append((info, [self._ref(parts) for parts in base_parts]))
+        self._classes.append(info)
+        self._qualname.append(name)
+        self._scope = Scope(CLASS, self._scope)
+
+    def _leave_class(self) -> None:
+        self._pop_scope()
+        self._qualname.pop()
+        self._classes.pop()
+
+    def _function(self, node) -> None:
+        keyword = "def" if isinstance(node, ast.FunctionDef) else "async def"
+        static = any(isinstance(d, ast.Name) and d.id == "staticmethod"
+                     for d in node.decorator_list)
+        self._enter_function(node.name, self._name_span(node, keyword),
+                             _param_names(node.args), static)
+        self._walk_all(node.decorator_list)
+        self._walk_parameters(node.args)
+        if node.returns is not None:
+            self.walk(node.returns)
+        self._walk_all(node.body)
+        self._leave_function()
+
+    def _enter_function(self, name: str, name_span: Span, params: List[str], static: bool
+                        ) -> None:
+        function_id = self._qualified(name)
+        self._bind(name, Bound("qname", function_id, text=name))
+        in_class = self._scope.kind == CLASS and bool(self._classes)
+        if in_class:
+            klass: Optional[str] = self._classes[-1].id
+            self_name = params[0] if params and not static else None
+            self._classes[-1].methods += (name,)
+        else:  # a nested function sees the `self` of the method around it
+            klass, self_name = self._fn.klass, self._fn.self_name
+        info = FunctionInfo(function_id, name, klass if in_class else None, name_span)
+        self.model.functions[function_id] = info
+        self._scope = Scope(FUNCTION, self._scope)
+        self._qualname.extend([name, "<locals>"])
+        for param in params:
+            self._bind_local(param)
+        self._push_function(Function(function_id, self_name, klass, info))
+
+    def _leave_function(self) -> None:
+        self._pop_function()
+        del self._qualname[-2:]
+        self._pop_scope()
+
+    def _walk_parameters(self, args: ast.arguments) -> None:
+        """Annotations and defaults, in source order."""
+        positional = args.posonlyargs + args.args
+        defaults: List[Optional[ast.AST]] = [None] * (len(positional) - len(args.defaults))
+        defaults += args.defaults
+        walk = self._walk_all
+        for arg, default in zip(positional, defaults):
+            walk([arg.annotation, default])
+        if args.vararg is not None:
+            walk([args.vararg.annotation])
+        for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+            walk([arg.annotation, default])
+        if args.kwarg is not None:
+            walk([args.kwarg.annotation])
+
+    def _lambda(self, node: ast.Lambda) -> None:
+        self._enter_lambda(node, self._span(node), _param_names(node.args))
+        self._walk_parameters(node.args)
+        self.walk(node.body)
+        self._leave_lambda()
+
+    def _enter_lambda(self, node: object, span: Span, params: List[str]) -> None:
+        outer = self._fn
+        lambda_id = self._lambda_id(node)
+        info = FunctionInfo(lambda_id, "<lambda>", None, span)
+        self.model.functions[lambda_id] = info
+        if id(node) not in self._entry_lambdas:
+            # Runs where it is written (tf.cond, map_fn, sorted...): the context it sits in.
+            self.model.calls.append(CallEdge(outer.id, Bound("call", qname=lambda_id),
+                                             tuple(outer.scopes), info.span))
+        self._scope = Scope(FUNCTION, self._scope)
+        for param in params:
+            self._bind_local(param)
+        self._push_function(Function(lambda_id, outer.self_name, outer.klass, info))
+
+    def _leave_lambda(self) -> None:
+        self._pop_function()
+        self._pop_scope()
+
+    def _comprehension(self, node) -> None:
+        self._scope = Scope(COMPREHENSION, self._scope)
+        if isinstance(node, ast.DictComp):
+            self._walk_all([node.key, node.value])
+        else:
+            self.walk(node.elt)
+        for generator in node.generators:
+            self._bind_loop_target(generator.target, generator.iter)
+            self._walk_all([generator.target, generator.iter])
+            self._walk_all(generator.ifs)
+        self._pop_scope()
+
+    def _return(self, node: ast.Return) -> None:
+        if node.value is not None:
+            self.walk(node.value)
+        info = self._fn.info
+        if info is not None and node.value is not None:
+            info.returns.append(self._bound_for(node.value, "return value"))
+
+    # --- bindings ----------------------------------------------------------------------------
+
+    def _assign(self, node: ast.Assign) -> None:
+        self._walk_all(node.targets)
+        self.walk(node.value)
+        for target in node.targets:
+            self._bind_target(target, node.value)
+        value = node.value
+        target_text = self._code(node.targets[0])
+        if isinstance(value, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+            elements, target_text = [value.elt], target_text + "[...]"
+        elif isinstance(value, (ast.List, ast.Tuple)):
+            elements, target_text = [_unstarred(e) for e in value.elts], target_text + "[...]"
+        else:
+            elements = [value]
+        self._name_creation_targets(elements, target_text)
+
+    def _name_creation_targets(self, elements: Sequence[object], target: str) -> None:
+        """`x = tf.Variable(...)`: the creation's result is known as `target`."""
+        for element in elements:
+            index = self._creation_of_node.get(id(element))
+            if index is not None:
+                self.model.creations[index].target = target
+
+    def _ann_assign(self, node: ast.AnnAssign) -> None:
+        self._walk_all([node.target, node.annotation, node.value])
+        self._bind_target(node.target, node.value)
+
+    def _aug_assign(self, node: ast.AugAssign) -> None:
+        self._walk_all([node.target, node.value])
+        if isinstance(node.target, ast.Name):
+            self._bind_local(node.target.id)
+
+    def _named_expr(self, node: ast.NamedExpr) -> None:
+        self._walk_all([node.target, node.value])
+        self._bind_target(node.target, node.value)
+
+    def _for(self, node) -> None:
+        self._bind_loop_target(node.target, node.iter)
+        self._walk_all([node.target, node.iter])
+        self._walk_all(node.body)
+        self._walk_all(node.orelse)
+
+    def _except_handler(self, node: ast.ExceptHandler) -> None:
+        if node.type is not None:
+            self.walk(node.type)
+        if node.name is not None:
+            self._bind(node.name, Bound("local", text=node.name))
+        self._walk_all(node.body)
+
+    def _dict(self, node: ast.Dict) -> None:
+        for key, value in zip(node.keys, node.values):
+            self._walk_all([key, value])
+
+    def _bind_target(self, target: ast.AST, value: Optional[ast.AST]) -> None:
+        if isinstance(target, ast.Name):
+            parts = dotted_parts(value) if value is not None else None
+            if parts is not None and not self._self_head(parts):
+                self._bind(target.id, Bound("qname", text=target.id, span=self._span(value)),
+                           alias=parts)
+            else:
+                self._bind(target.id, self._bound_for(value, target.id))
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            self._bind_unpacking(target, value)
+        elif isinstance(target, ast.Starred):
+            self._bind_target(target.value, None)
+        elif isinstance(target, ast.Attribute) and self._is_self(target.value):
+            klass = self.model.classes.get(self._fn.klass or "")
+            if klass is not None:
+                bound = self._bound_for(value, "self." + target.attr)
+                klass.attrs.setdefault(target.attr, []).append(bound)
+
+    def _bind_unpacking(self, target, value: Optional[ast.AST]) -> None:
+        elements = target.elts
+        if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(elements) \
+                and not any(isinstance(e, ast.Starred) for e in value.elts):
+            for element, item in zip(elements, value.elts):
+                self._bind_target(_unstarred(element), item)
+            return
+        if value is None or any(isinstance(e, ast.Starred) for e in elements):
+            for element in elements:
+                self._bind_target(_unstarred(element), None)
+            return
+        source = self._bound_for(value, self._code(value))
+        for i, element in enumerate(elements):
+            if isinstance(element, ast.Name):
+                self._bind(element.id, Bound("item", text=element.id, attr=str(i),
+                                             options=(source,)))
+            else:
+                self._bind_target(element, None)
+
+    def _bind_loop_target(self, target: ast.AST, iterable: ast.AST) -> None:
+        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) \
+                and isinstance(target, (ast.Tuple, ast.List)):
+            sources: List[Optional[ast.AST]] = [
+                a for a in iterable.args if not isinstance(a, ast.Starred)]
+            sources += [k.value for k in iterable.keywords if k.arg is not None]
+            if iterable.func.id == "enumerate" and len(target.elts) == 2 and sources:
+                sources = [None, sources[0]]
+            elif iterable.func.id != "zip":
+                sources = []
+            if len(sources) == len(target.elts):
+                for element, source in zip(target.elts, sources):
+                    element = _unstarred(element)
+                    if isinstance(element, ast.Name) and source is not None:
+                        self._bind(element.id, self._element_of(source))
+                    else:
+                        self._bind_target(element, None)
+                return
+        if isinstance(target, ast.Name):
+            self._bind(target.id, self._element_of(iterable))
+        else:
+            self._bind_target(target, None)
+
+    def _element_of(self, source: ast.AST) -> Bound:
+        return Bound("element", text=self._code(source), options=(self._ref_bound(source),))
+
+    # --- what a name, an expression or a value is --------------------------------------------
+
+    def _name_bound(self, node: ast.Name, text: Optional[str]) -> Bound:
+        """`_bound_for(node, text)` for a plain name, the commonest case by far (keras+
+        tf_keras: 70k of 107k), in one step. A name's text is the name, on an ASCII
+        line; elsewhere Python may have normalised it (NFKC: `ﬁ` is `fi`), so it is
+        taken from the source."""
+        name = node.id
+        if text is None:
+            text = self._code(node) if node.lineno in self._wide else name
+        if self._is_self(node):
+            return Bound("local", None, text, self._span(node))
+        bound = Bound("names", None, text, self._span(node))  # (kind, qname, text, span)
+        self._pending_names.append((self._ref((name,)), bound))
+        return bound
+
+    def _bound_for(self, value: Optional[ast.AST], text: str) -> Bound:
+        if value is None:
+            return Bound("local", text=text)
+        if value.__class__ is ast.Name:
+            return self._name_bound(value, text)  # type: ignore[arg-type]
+        span = self._span(value)
+        parts = dotted_parts(value)
+        if parts is not None and not self._self_head(parts):
+            if len(parts) == 1:
+                bound = Bound("names", None, text, span)
+                self._pending_names.append((self._ref(parts), bound))
+                return bound
+            bound = Bound("qname", None, text, span)
+            self._pending_bounds.append((bound, self._ref(parts)))
+            return bound
+        if isinstance(value, (ast.Attribute, ast.Subscript)):
+            return self._ref_bound(value, text)
+        if isinstance(value, ast.Call):
+            func = value.func
+            creation = self._creation_of_node.get(id(value))
+            if isinstance(func, ast.Attribute) and self._is_self(func.value):
+                return Bound("method", qname=self._fn.klass, attr=func.attr, text=text,
+                             span=span, creation=creation)
+            func_parts = dotted_parts(func)
+            if func_parts is not None:
+                first = next((a for a in value.args if not isinstance(a, ast.Starred)), None)
+                options = (self._ref_bound(first),) if first is not None and (isinstance(
+                    first, (ast.Name, ast.Attribute, ast.Lambda)) or _is_name_constant(first)) \
+                    else ()
+                bound = Bound("call", text=text, span=span, creation=creation, options=options)
+                self._pending_bounds.append((bound, self._ref(func_parts)))
+                return bound
+            return Bound("local", text=text, span=span, creation=creation)
+        if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+            elements = tuple(self._bound_for(e, text) for e in value.elts
+                             if not isinstance(e, ast.Starred))
+            return Bound("container", text=text, span=span, options=elements)
+        if isinstance(value, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+            return Bound("container", text=text, span=span,
+                         options=(self._bound_for(value.elt, text),))
+        return Bound("local", text=text, span=span)
+
+    def _ref_bound(self, node: ast.AST, text: Optional[str] = None) -> Bound:
+        if node.__class__ is ast.Name:
+            return self._name_bound(node, text)  # type: ignore[arg-type]
+        text = text if text is not None else self._code(node)
+        if isinstance(node, ast.Name) or _is_name_constant(node):
+            return self._bound_for(node, text)
+        if isinstance(node, ast.Attribute):
+            if self._is_self(node.value):
+                return Bound("self-attr", qname=self._fn.klass, attr=node.attr, text=text,
+                             span=self._span(node))
+            bound = Bound("attr", None, text, self._span(node), node.attr,
+                          (self._ref_bound(node.value),))
+            parts = dotted_parts(node)
+            if parts is not None and not self._self_head(parts):
+                self._pending_bounds.append((bound, self._ref(parts)))
+            return bound
+        if isinstance(node, ast.Subscript):
+            return Bound("element", text=text, span=self._span(node),
+                         options=(self._ref_bound(node.value),))
+        if isinstance(node, ast.Lambda):
+            return Bound("qname", qname=self._lambda_id(node), text="lambda", span=self._span(node))
+        if isinstance(node, ast.Call):
+            return self._bound_for(node, text)
+        return Bound("local", text=text, span=self._span(node))
+
+    def _value(self, node: ast.AST, depth: int = 0) -> Value:
+        span = self._span(node)
+        if isinstance(node, ast.Constant):
+            literal = node.value
+            if literal is None:
+                return Value(NONE, "None", span)
+            if literal is True or literal is False:
+                return Value(BOOL, str(literal), span, literal=literal)
+            text = self._code(node)
+            if isinstance(literal, str) and _single_string_literal(text):
+                return Value(STR, text, span, literal=literal)
+            if type(literal) is int:
+                return Value(INT, text, span, literal=literal_int(text))
+            if type(literal) is float:
+                return Value(FLOAT, text, span)
+            return Value(OTHER, text, span)
+        parts = dotted_parts(node)
+        if parts is not None:
+            value = Value(QNAME, ".".join(parts), span)
+            if len(parts) > 1:
+                value.prefix_text = ".".join(parts[:-1])
+            self._pending_values.append((value, self._ref(parts)))
+            return value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) \
+                and isinstance(node.operand, ast.Constant) \
+                and type(node.operand.value) in (int, float):
+            inner = self._value(node.operand, depth)
+            inner.span, inner.text = span, self._code(node)
+            if isinstance(inner.literal, int):
+                inner.literal = -inner.literal
+            return inner
+        if isinstance(node, ast.Call) and depth < MAX_VALUE_DEPTH:
+            value = Value(CALL, self._code(node), span)
+            func_parts = dotted_parts(node.func)
+            if func_parts is not None:
+                self._pending_values.append((value, self._ref(func_parts)))
+            value.args = tuple(self._value(a, depth + 1) for a in node.args
+                               if not isinstance(a, ast.Starred))
+            value.kwargs = tuple((k.arg, self._value(k.value, depth + 1))
+                                 for k in node.keywords if k.arg is not None)
+            return value
+        return Value(OTHER, self._code(node), span)
+
+    # --- strategy scopes ---------------------------------------------------------------------
+
+    def _with(self, node) -> None:
+        entered = self._open_scopes([item.context_expr for item in node.items])
+        for item in node.items:
+            self.walk(item.context_expr)
+            if item.optional_vars is not None:
+                self._bind_target(item.optional_vars, None)
+                self.walk(item.optional_vars)
+        self._walk_all(node.body)
+        self._close_scopes(*entered)
+
+    def _open_scopes(self, items: Sequence[object]) -> Tuple[int, int]:
+        """Enter a `with` statement's items (the expressions before `as`); what to pass
+        to `_close_scopes` when it ends."""
+        fn = self._fn
+        stateless = sum(1 for item in items if self._is_stateless_scope(item))
+        fn.stateless += stateless
+        opened = 0
+        for item in items:
+            receiver = self._scope_receiver(item)
+            if receiver is None:
+                continue
+            entry = ScopeEntry((), self._code(receiver), self._span(item), fn.id)
+            attribute = _attribute_of(receiver)
+            if attribute is not None and self._is_self(attribute[0]):
+                entry.receivers = (Bound("self-attr", qname=fn.klass, attr=attribute[1],
+                                         text=entry.text, span=self._span(receiver)),)
+            else:
+                entry.receivers = (self._bound_for(receiver, entry.text),)
+            self.model.scopes.append(entry)
+            fn.scopes.append(len(self.model.scopes) - 1)
+            opened += 1
+        return stateless, opened
+
+    def _close_scopes(self, stateless: int, opened: int) -> None:
+        fn = self._fn
+        fn.stateless -= stateless
+        for _ in range(opened):
+            fn.scopes.pop()
+
+    def _is_stateless_scope(self, item) -> bool:
+        func = _func_of(item)
+        if func is None:
+            return False
+        attribute = _attribute_of(func)
+        name = attribute[1] if attribute is not None else _name_of(func) or ""
+        return name in tfapi.STATELESS_SCOPE_NAMES
+
+    def _scope_receiver(self, item) -> Optional[object]:
+        """`X` for a `X.scope()` with-item."""
+        func = _func_of(item)
+        if func is None or _has_arguments(item):
+            return None
+        attribute = _attribute_of(func)
+        return attribute[0] if attribute is not None and attribute[1] == "scope" else None
+
+    # --- calls and attributes ----------------------------------------------------------------
+
+    def _call(self, node: ast.Call) -> None:
+        self._record_call(node)
+        if node.func.__class__ not in _LEAVES:  # `f(x)`: nothing more to see in `f`
+            self.walk(node.func)
+        self._walk_all(node.args)
+        for keyword in node.keywords:
+            if keyword.value.__class__ not in _LEAVES:
+                self.walk(keyword.value)
+
+    def _arguments(self, node: ast.Call) -> Tuple[Argument, ...]:
+        items: List[Tuple[ast.AST, Optional[str], ast.AST, str]] = [
+            (a, None, a.value, "*") if isinstance(a, ast.Starred) else (a, None, a, "")
+            for a in node.args]
+        items += [(k, k.arg, k.value, "" if k.arg is not None else "**") for k in node.keywords]
+        if node.args and node.keywords and _before(node.keywords[0], node.args[-1]):
+            items.sort(key=lambda item: (item[0].lineno, item[0].col_offset))  # type: ignore[attr-defined]
+        arguments: List[Argument] = []
+        # Where the text before the next argument starts: after the callee, then after
+        # each argument (its grouping parentheses included).
+        after = self._offsets(node.func)[1]
+        for whole, keyword, value, star in items:
+            start, end = self._offsets(whole)
+            if whole is value:  # a positional argument: Python leaves out `(` `)` around it
+                start, end = _grouped(self._text, after, start, end, first=not arguments)
+            arguments.append(Argument(keyword, self._value(value), self._text_span(start, end),
+                                      star))
+            after = end
+        if arguments:
+            comma = _trailing_comma(self._text, after)
+            if comma is not None:
+                arguments[-1].trailing_comma = self._text_span(comma, comma + 1)
+        return tuple(arguments)
+
+    def _call_arguments(self, call: ast.Call):
+        return ([a for a in call.args if not isinstance(a, ast.Starred)],
+                [(k.arg, k.value) for k in call.keywords if k.arg is not None])
+
+    def _attribute(self, node: ast.Attribute) -> None:
+        value = node.value
+        self._record_attribute(node, value, node.attr)
+        if value.__class__ not in _LEAVES:  # `x.attr`, `self.attr`: the commonest
+            self.walk(value)
+
+    def _record_call(self, node) -> None:
+        func = _func_of(node)
+        attribute = _attribute_of(func)
+        last = attribute[1] if attribute is not None else _name_of(func)
+        if last is None:
+            return
+        fn = self._fn
+        if attribute is not None and self._is_self(attribute[0]):
+            callee = Bound("method", fn.klass, "", None, last)  # kind, qname, text, span, attr
+            self.model.calls.append(CallEdge(fn.id, callee, tuple(fn.scopes), self._span(node)))
+        else:
+            parts = dotted_parts(func)
+            if parts is not None:
+                # A function, a class, a method of an object (`model.build()`), or an
+                # object's `__call__` (`accumulator(grads)`).
+                if attribute is not None:
+                    options, method = (self._ref_bound(attribute[0]),), last
+                else:
+                    options, method = (self._ref_bound(func),), "__call__"
+                # (kind, qname, text, span, attr, options): positional, as in every hot
+                # path (a call with keywords costs more than the object it makes)
+                callee = Bound("call", None, intern(".".join(parts)), None, method, options)
+                self._pending_bounds.append((callee, self._ref(parts)))
+                self.model.calls.append(
+                    CallEdge(fn.id, callee, tuple(fn.scopes), self._span(node)))
+        if last in tfapi.CREATION_CALLEE_NAMES or last in self._creation_aliases:
+            self._record_creation(node, func, attribute, last, fn)
+        if last in tfapi.UPDATE_CALLEE_NAMES and not fn.stateless:
+            self._record_update(node, func, attribute, last, fn)
+        if attribute is not None:
+            receiver = attribute[0]
+            if last in tfapi.READ_METHODS and not _has_arguments(node):
+                self.model.reads.append(Read(self._ref_bound(receiver), last, self._span(node),
+                                             fn.id, tuple(fn.scopes)))
+            if last in tfapi.REPLICA_RUN_METHODS or last in tfapi.REPLICA_CALL_METHODS \
+                    or last in tfapi.CROSS_REPLICA_FN_METHODS:
+                self._record_entry(node, receiver, last, fn)
+            if last in tfapi.OBJECT_USE_METHODS:
+                self.model.uses.append(ObjectUse(self._ref_bound(receiver), last,
+                                                 self._span(node), fn.id, tuple(fn.scopes)))
+        if last == "Checkpoint" or last in tfapi.SAVE_METHODS:
+            self._record_save(node, func, attribute, last, fn)
+        if last in tfapi.BATCH_NORMALIZATION_NAMES:
+            parts = dotted_parts(func)
+            if parts is not None:
+                layer = LayerCall(None, self._arguments(node), self._span(node), fn.id,
+                                  tuple(fn.scopes))
+                self._pending_layer_calls.append((layer, self._ref(parts)))
+
+    def _record_update(self, node, func, attribute, last: str, fn: Function) -> None:
+        positional, _ = self._call_arguments(node)
+        value = self._value(positional[0]) if positional else None
+        receiver = self._ref_bound(attribute[0]) if attribute is not None else \
+            Bound("local", text=last)
+        update = Update(receiver, last, value, self._span(node), fn.id, tuple(fn.scopes))
+        # `tf.compat.v1.assign(ref, value)`, or a Keras optimizer's `self.assign(var, value)`:
+        # the first argument is what changes.
+        alternative = None
+        if positional:
+            second = self._value(positional[1]) if len(positional) > 1 else None
+            alternative = (self._ref_bound(positional[0]), second)
+        parts = dotted_parts(func)
+        ref = self._ref(parts) if parts is not None else None
+        if attribute is not None and self._is_self(attribute[0]) and len(positional) >= 2:
+            ref = None  # a Keras optimizer's `self.assign(variable, value)`: a method in effect
+            update.receiver, update.value = alternative  # type: ignore[misc]
+            alternative = None
+        self._pending_updates.append((update, ref, alternative))
+
+    def _record_entry(self, node, receiver, last: str, fn: Function) -> None:
+        positional, keyword_list = self._call_arguments(node)
+        keywords = dict(keyword_list)
+        # `strategy.extended.update(...)`, `strategy.extended.call_for_each_replica(...)`
+        extended = _attribute_of(receiver)
+        if extended is not None and extended[1] != "extended":
+            extended = None
+        if last in tfapi.CROSS_REPLICA_FN_METHODS:
+            if last == "update" and extended is None:
+                return
+            index = tfapi.CROSS_REPLICA_FN_METHODS[last]
+            target = keywords.get("merge_fn" if last == "merge_call" else "fn")
+            if target is None and len(positional) > index:
+                target = positional[index]
+            kind, strategy = "cross", None
+        else:
+            target = keywords.get("fn", positional[0] if positional else None)
+            if last in tfapi.REPLICA_CALL_METHODS:
+                if extended is None:
+                    return
+                receiver = extended[0]
+            kind, strategy = "replica", self._ref_bound(receiver)
+        if target is None:
+            return
+        if isinstance(target, ast.Lambda):
+            self._entry_lambdas.add(id(target))
+        self.model.entries.append(ReplicaEntry(kind, strategy, self._ref_bound(target),
+                                               self._span(node), fn.id, tuple(fn.scopes)))
+
+    def _record_save(self, node, func, attribute, last: str, fn: Function) -> None:
+        parts = dotted_parts(func)
+        span, scopes = self._span(node), tuple(fn.scopes)
+        positional, keywords = self._call_arguments(node)
+        if last == "Checkpoint":
+            if parts is None:
+                return
+            reads = [Read(self._ref_bound(value), "checkpoint", span, fn.id, scopes)
+                     for _, value in keywords]
+            self._pending_checkpoints.append((self._ref(parts), reads))
+            return
+        function_style = Read(self._ref_bound(positional[0]), "save", span, fn.id, scopes) \
+            if positional else None
+        method_style = Read(self._ref_bound(attribute[0]), "save", span, fn.id, scopes) \
+            if attribute is not None else None
+        if parts is not None and function_style is not None:
+            self._pending_saves.append((self._ref(parts), function_style, method_style))
+        elif method_style is not None:
+            self.model.reads.append(method_style)
+
+    def _record_creation(self, node, func, attribute, last: str, fn: Function) -> None:
+        method = last if last in tfapi.CREATION_METHODS else None
+        on_self = bool(method and attribute is not None and self._is_self(attribute[0]))
+        args = self._arguments(node)
+        parts = dotted_parts(func)
+        creation = CreationCall(
+            callee=None, method=method, on_self=on_self, klass=fn.klass if on_self else None,
+            function=fn.id, args=args, span=self._span(node), func_span=self._span(func),
+            func_text=".".join(parts) if parts else self._code(func), scopes=tuple(fn.scopes),
+        )
+        self._pending_creations.append((creation, self._ref(parts) if parts else None))
+        self._creation_of_node[id(node)] = len(self.model.creations)
+        self.model.creations.append(creation)
+
+    def _record_attribute(self, node, value, member: str) -> None:
+        """`self.x` (a load, counted) or `<enum class>.MEMBER` (an enum reference)."""
+        if self._is_self(value):
+            key = (self._fn.id, member)
+            loads = self.model.self_loads
+            loads[key] = loads.get(key, 0) + 1
+            return
+        if not "A" <= member[0] <= "Z" or not MEMBER_LIKE.match(member):
+            return  # (the first test spares most attributes the regular expression)
+        parts = dotted_parts(value)
+        if parts is None:
+            return
+        span = self._span(node)  # the member ends the attribute, on its last line
+        member_span = Span(span.end_line, span.end_column - len(member), span.end_line,
+                           span.end_column)
+        self._pending_enum_refs.append((self._ref(parts), member, span, member_span,
+                                        ".".join(parts)))
+
+    # --- after the walk ----------------------------------------------------------------------
+
+    def _bounds_of_name(self, ref: PendingRef) -> List[Bound]:
+        """Every binding a plain name may have where it is used (if/else branches)."""
+        resolver = self._resolver
+        binding = resolver.lookup(ref.scope, ref.parts[0], ref.seq)
+        if binding is None:
+            return []
+        scope: Optional[Scope] = ref.scope
+        while scope is not None and binding not in scope.bindings.get(ref.parts[0], ()):
+            scope = scope.parent
+        entries = scope.bindings[ref.parts[0]] if scope is not None else [binding]
+        return [self._resolved_bound(b) for b in entries]
+
+    def _resolved_bound(self, binding: Binding) -> Bound:
+        bound = binding.bound
+        if binding.alias_parts is not None:
+            qname = self._resolver.resolve_binding(binding)
+            return Bound("qname", qname, text=bound.text, span=bound.span) if qname else \
+                Bound("local", text=bound.text, span=bound.span)
+        return bound
+
+    def finish(self) -> FileModel:
+        if self._import_before is not None:
+            self.model.import_line = self._import_before.line
+        elif self._import_after is not None:
+            self.model.import_line = self._import_after.end_line + 1
+        resolve = self._resolver.resolve
+        for value, ref in self._pending_values:
+            value.qname = resolve(ref)
+            if value.kind == QNAME and value.qname is None:
+                value.kind = OTHER
+        for bound, ref in self._pending_bounds:
+            bound.qname = resolve(ref)
+            if bound.kind == "qname" and bound.qname is None:
+                bound.kind = "local"
+        for ref, bound in self._pending_names:
+            bound.options = tuple(b for b in self._bounds_of_name(ref) if b is not bound)
+        for creation, ref in self._pending_creations:
+            creation.callee = resolve(ref) if ref is not None else None
+        for update, ref, alternative in self._pending_updates:
+            if ref is not None and alternative is not None and \
+                    resolve(ref) in tfapi.UPDATE_FUNCTIONS:
+                update.receiver, update.value = alternative
+                update.function_style = True
+            self.model.updates.append(update)
+        for ref, reads in self._pending_checkpoints:
+            if resolve(ref) in tfapi.CHECKPOINT_CLASSES:
+                self.model.reads.extend(reads)
+        for ref, function_style, method_style in self._pending_saves:
+            if resolve(ref) in tfapi.SAVE_FUNCTIONS:
+                self.model.reads.append(function_style)
+            elif method_style is not None:
+                self.model.reads.append(method_style)
+        for layer, ref in self._pending_layer_calls:
+            layer.callee = resolve(ref)
+            self.model.layer_calls.append(layer)
+        for info, refs in self._pending_bases:
+            info.bases = tuple(q for q in (resolve(r) for r in refs) if q)
+        for ref, member, span, member_span, text in self._pending_enum_refs:
+            qname = resolve(ref)
+            if qname in tfapi.ENUM_CLASSES:
+                self.model.enum_refs.append(EnumRef(qname, member, span, member_span, text))
+        for name, entries in self._module_scope.bindings.items():
+            self.model.globals[name] = [self._resolved_bound(b) for b in entries]
+        self.model.keras_families = tuple(sorted(self._keras_imports))
+        return self.model
+
+
+def _leaf(builder: ModelBuilder, node: ast.AST) -> None:
+    return None
+
+
+# Nothing to record in these, and nothing below them: the walk does not even call itself
+# for them (a quarter of the nodes it meets).
+_LEAVES = frozenset({ast.Name, ast.Constant})
+
+
+def _before(a: ast.AST, b: ast.AST) -> bool:
+    return (a.lineno, a.col_offset) < (b.lineno, b.col_offset)  # type: ignore[attr-defined]
+
+
+def _skip_comment(text: str, i: int) -> int:
+    """Past a `#` comment starting at `i`, to its line's end."""
+    while i < len(text) and text[i] not in "\r\n":
+        i += 1
+    return i
+
+
+def _grouped(text: str, after: int, start: int, end: int, first: bool) -> Tuple[int, int]:
+    """The offsets of an argument with the parentheses that group it: `(x)` in `f((x))`.
+    Between `after` (the callee's end, or the previous argument's) and the argument, the
+    text holds only commas, parentheses, white space and comments: every `(` there
+    groups the argument, but the call's own (before the first argument)."""
+    opening: List[int] = []
+    i = after
+    while i < start:
+        char = text[i]
+        if char == "#":
+            i = _skip_comment(text, i)
+            continue
+        if char == "(":
+            opening.append(i)
+        i += 1
+    groups = len(opening) - first
+    if groups <= 0:  # (a lone generator argument's span takes the call's parentheses)
+        return start, end
+    closed = 0
+    while closed < groups:  # on past the closing parenthesis of each group
+        char = text[end]
+        if char == "#":
+            end = _skip_comment(text, end)
+            continue
+        closed += char == ")"
+        end += 1
+    return opening[-groups], end
+
+
+def _trailing_comma(text: str, end: int) -> Optional[int]:
+    """The offset of a comma after the last argument (`f(x=1,)`), when only spaces,
+    tabs, form feeds and backslash-continuations stand between them; else None."""
+    i = end
+    while i < len(text):
+        char = text[i]
+        if char in " \t\f":
+            i += 1
+        elif char == "\\" and text.startswith(("\r\n", "\r", "\n"), i + 1):
+            i += 3 if text.startswith("\r\n", i + 1) else 2
+        else:
+            return i if char == "," else None
+    return None
+
+
+def _single_string_literal(text: str) -> bool:
+    """True for one string literal; False for implicitly concatenated ones ("a" "b"),
+    which Python joins into one constant (the model keeps such a value opaque)."""
+    i = 0
+    while i < len(text) and text[i] not in "'\"":
+        i += 1
+    quote = text[i:i + 3] if text[i:i + 3] in ("'''", '"""') else text[i:i + 1]
+    body_end = len(text) - len(quote)
+    if not quote or body_end < i + len(quote) or not text.endswith(quote):
+        return False
+    j = i + len(quote)
+    while j < body_end:
+        if text[j] == "\\":
+            j += 2  # an escaped character (in a raw string too, it cannot end the string)
+            continue
+        if text.startswith(quote, j):
+            return False
+        j += 1
+    return j == body_end
+
+
+def _is_preamble(statement: ast.AST) -> bool:
+    if isinstance(statement, ast.Expr):
+        return isinstance(statement.value, ast.Constant) and isinstance(statement.value.value, str)
+    return (isinstance(statement, ast.ImportFrom) and statement.module == "__future__"
+            and not statement.level)
+
+
+def _param_names(args: ast.arguments) -> List[str]:
+    names = [a.arg for a in args.posonlyargs] + [a.arg for a in args.args]
+    if args.vararg is not None:
+        names.append(args.vararg.arg)
+    names += [a.arg for a in args.kwonlyargs]
+    if args.kwarg is not None:
+        names.append(args.kwarg.arg)
+    return names
+
+
+# Functions, not bound methods: a builder holding its own bound methods would be in a
+# reference cycle, kept (with its model and all its bookkeeping) until the cycle collector
+# runs, which a run pauses.
+_B = ModelBuilder
+_HANDLERS = {
+    ast.Module: _B._module, ast.Import: _B._import_node, ast.ImportFrom: _B._import_from_node,
+    ast.ClassDef: _B._class, ast.FunctionDef: _B._function, ast.AsyncFunctionDef: _B._function,
+    ast.Lambda: _B._lambda, ast.ListComp: _B._comprehension, ast.SetComp: _B._comprehension,
+    ast.GeneratorExp: _B._comprehension, ast.DictComp: _B._comprehension,
+    ast.Return: _B._return, ast.Assign: _B._assign, ast.AnnAssign: _B._ann_assign,
+    ast.AugAssign: _B._aug_assign, ast.NamedExpr: _B._named_expr, ast.For: _B._for,
+    ast.AsyncFor: _B._for, ast.With: _B._with, ast.AsyncWith: _B._with,
+    ast.ExceptHandler: _B._except_handler, ast.Call: _B._call, ast.Attribute: _B._attribute,
+    ast.Dict: _B._dict, ast.Name: _leaf, ast.Constant: _leaf,
+}
+
+
+def build_model(tree: ast.Module, path: str, module_name: str,
+                rewrites: Sequence[Tuple[str, str]], text: str) -> FileModel:
+    """The model of a module from Python's tree of `text`."""
+    builder = ModelBuilder(path, module_name, NameResolver(rewrites), text)
+    # The walk takes two or three frames a level; Python builds trees up to about the
+    # recursion limit deep (a chain of 900 `+` operands, or of `elif`s): room for those.
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 3 * limit + 100))
+    try:
+        builder.walk(tree)
+    finally:
+        sys.setrecursionlimit(limit)
+    return builder.finish()
