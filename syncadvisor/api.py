@@ -1,11 +1,18 @@
-"""A small programmatic interface (tests and editor integrations use it)."""
+"""A small programmatic interface (tests and editor integrations use it), over `Run`."""
 from __future__ import annotations
 
 from typing import List, Optional
 
 from .config import Settings, settings_from_table
-from .engine import check_sources
+from .engine import Run
 from .findings import Finding
+
+
+def _settings(settings: Optional[Settings], config: dict, caller: str) -> Settings:
+    if settings is not None:
+        return settings
+    table = {key.replace("_", "-"): value for key, value in config.items()}
+    return settings_from_table(table, ".", caller)
 
 
 def check_source(source: str, filename: str = "snippet.py", settings: Optional[Settings] = None,
@@ -14,10 +21,9 @@ def check_source(source: str, filename: str = "snippet.py", settings: Optional[S
 
     `config` takes `[tool.syncadvisor]` keys with underscores, e.g. `assume_strategy="mirrored"`.
     """
-    if settings is None:
-        table = {key.replace("_", "-"): value for key, value in config.items()}
-        settings = settings_from_table(table, ".", "check_source()")
-    return check_sources({filename: source}, settings).findings
+    run = Run(_settings(settings, config, "check_source()"))
+    run.add_text(filename, source)
+    return run.check().findings
 
 
 def linked_files(paths, settings: Optional[Settings] = None):
@@ -26,28 +32,18 @@ def linked_files(paths, settings: Optional[Settings] = None):
     Each `LinkedFile` has `.model` (the per-file facts) and `.sites` (normalised
     `VariableSite`s: `.api`, `.sync`, `.agg`, `.trainable`, `.dtype`, `.call`, `.contexts`).
     """
-    from .engine import analyze_path
     from .files import discover
-    from .model.project import projects
 
     settings = settings or Settings()
-    results = [analyze_path(p, settings) for p in discover(list(paths), settings)]
-    linked = {}
-    for project in projects(r.model for r in results if r.model is not None):
-        for fm in project.index.files:
-            linked[fm.path] = project.link(fm)
-    return [linked[r.model.path] for r in results if r.model is not None]
+    run = Run(settings)
+    for path in discover(list(paths), settings):
+        run.add_file(path)
+    return run.linked_files()
 
 
 def fix_source(source: str, filename: str = "snippet.py", unsafe: bool = False,
                settings: Optional[Settings] = None, **config: object) -> str:
     """The source after `syncadvisor check --fix` (with `--unsafe-fixes` when `unsafe`)."""
-    from .engine import analyze_text
-    from .fixes import fix_results
-
-    if settings is None:
-        table = {key.replace("_", "-"): value for key, value in config.items()}
-        settings = settings_from_table(table, ".", "fix_source()")
-    result = analyze_text(source, filename, settings)
-    outcome = fix_results([result], {filename: source}, settings, unsafe)
-    return outcome.fixed.get(filename, source)
+    run = Run(_settings(settings, config, "fix_source()"))
+    run.add_text(filename, source)
+    return run.fix(unsafe).files.get(filename, source)

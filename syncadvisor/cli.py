@@ -11,15 +11,15 @@ import json
 import os
 import sys
 from dataclasses import replace
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence
 
 from . import __version__
-from .config import ConfigError, Settings, load_settings, validate_codes
 from .cache import FOLDER, Cache, default_directory
-from .engine import Job, RunResult, analyze_jobs, run_rules, unreadable
-from .files import MissingPath, UnreadableSource, discover, encode_source, module_name
-from .inputs import Input, load_input
-from .fixes import WriteError, fix_results, unified_diff, write_fixed
+from .config import ConfigError, Settings, load_settings, validate_codes
+from .engine import Run, RunResult
+from .files import MissingPath, UnreadableSource, discover, encode_source
+from .fixes import WriteError, unified_diff, write_fixed
+from .inputs import load_input
 from .report import FORMATTERS, text as text_report
 from .rules import all_rules, rules_by_code
 
@@ -161,9 +161,14 @@ def _hold(args: argparse.Namespace, value: object) -> None:
 def _check(args: argparse.Namespace) -> int:
     settings = _settings(args)
     paths = args.paths or ["."]
-    inputs: Dict[str, Input] = {}
-    results = []
-    if "-" in paths:
+    fixing = args.fix or args.diff
+    stdin = "-" in paths
+    cache = None
+    if not args.no_cache and not stdin:
+        cache = Cache(default_directory(settings.root), settings.cache_key(), settings.run_key())
+    run = Run(settings, jobs=args.jobs, cache=cache, cache_runs=not fixing)
+    _hold(args, run)
+    if stdin:
         if len(paths) > 1:
             raise UsageError("`-` (standard input) cannot be combined with other paths")
         name = args.stdin_filename or "-"
@@ -172,12 +177,11 @@ def _check(args: argparse.Namespace) -> int:
             if args.fix:
                 sys.stdout.buffer.write(data)
             return EXIT_CLEAN
-        inputs[name] = load_input(name, data)
         try:
-            inputs[name].text
+            load_input(name, data).text
         except UnreadableSource as exc:
             raise UsageError(f"standard input: {exc}") from None
-        files = [name]
+        run.add_file(name, data)
     else:
         try:
             files = list(discover(paths, settings))
@@ -186,49 +190,16 @@ def _check(args: argparse.Namespace) -> int:
         if not files:
             print("syncadvisor: warning: no Python files found under the given paths",
                   file=sys.stderr)
-    cache = None
-    if not args.no_cache and "-" not in paths:
-        cache = Cache(default_directory(settings.root), settings.cache_key(), settings.run_key())
-    slots: List[object] = []  # a FileResult (unreadable), or an index into `jobs`
-    jobs: List[Job] = []
-    keys: List[Tuple[str, str]] = []
-    for path in files:
-        if path not in inputs:
-            try:
-                inputs[path] = load_input(path)
-            except UnreadableSource as exc:
-                slots.append(unreadable(path, exc))
-                keys.append((path, f"unreadable: {exc}"))
-                continue
-        item = inputs[path]
-        key = cache.file_digest(item.data, path, module_name(path)) if cache else None
-        slots.append(len(jobs))
-        jobs.append(Job(path, item.data, key))
-        keys.append((path, key or ""))
-    if cache is not None and not (args.fix or args.diff):
-        findings = cache.load_run(settings.root, keys)
-        if findings is not None:
-            return _report(args, RunResult(findings, len(files)), inputs)
-    analysed = analyze_jobs(jobs, settings, args.jobs, cache)
-    _hold(args, analysed)
-    results = [analysed[s] if isinstance(s, int) else s for s in slots]
-    if args.fix or args.diff:
-        return _fix(args, results, inputs, settings, stdin="-" in paths)
-    run = run_rules(results, settings)
-    if cache is not None and not run.internal_error:
-        cache.store_run(settings.root, keys, run.findings)
-    return _report(args, run, inputs)
+        for path in files:
+            run.add_file(path)
+    if fixing:
+        return _fix(args, run, stdin)
+    return _report(args, run.check())
 
 
-def _present(run, inputs: Dict[str, Input]) -> List:
-    findings = [inputs[f.path].present(f) if f.path in inputs else f for f in run.findings]
-    return sorted(findings, key=lambda f: f.sort_key())
-
-
-def _report(args: argparse.Namespace, run, inputs: Dict[str, Input], fixed: int = 0,
-            out=None) -> int:
+def _report(args: argparse.Namespace, run: RunResult, fixed: int = 0, out=None) -> int:
     out = out or sys.stdout
-    findings = _present(run, inputs)
+    findings = run.findings
     FORMATTERS[args.format](findings, out)
     if args.statistics:
         text_report.statistics(findings, out)
@@ -241,43 +212,33 @@ def _report(args: argparse.Namespace, run, inputs: Dict[str, Input], fixed: int 
     return EXIT_CLEAN
 
 
-def _fix(args: argparse.Namespace, results, inputs: Dict[str, Input], settings: Settings,
-         stdin: bool) -> int:
-    texts = {}
-    for result in results:
-        if result.model is not None:  # decodable, and worth fixing
-            texts[result.path] = inputs[result.path].text
-    outcome = fix_results(results, texts, settings, args.unsafe_fixes)
-    for path, why in outcome.rejected.items():
+def _fix(args: argparse.Namespace, run: Run, stdin: bool) -> int:
+    outcome = run.fix(args.unsafe_fixes)
+    for path, why in outcome.refused.items():
         print(f"syncadvisor: error: {path}: not fixed, left unchanged: {why}", file=sys.stderr)
-    new_files: Dict[str, str] = {}
-    for path, fixed in outcome.fixed.items():
-        try:
-            new_files[path] = inputs[path].output(fixed)
-        except ValueError as exc:
-            print(f"syncadvisor: error: {path}: not fixed: {exc}", file=sys.stderr)
+    new_files = outcome.files
     if args.diff:
         for path in sorted(new_files):
-            sys.stdout.write(unified_diff(path, inputs[path].source.text, new_files[path]))
+            sys.stdout.write(unified_diff(path, run.inputs[path].source.text, new_files[path]))
         n = outcome.applied
         print(f"Would fix {n} finding{'s' if n != 1 else ''} in {len(new_files)} "
               f"file{'s' if len(new_files) != 1 else ''}.", file=sys.stderr)
         return EXIT_FINDINGS if new_files and not args.exit_zero else EXIT_CLEAN
     if stdin:
-        name = next(iter(inputs))
-        text = new_files.get(name, inputs[name].source.text)
-        sys.stdout.buffer.write(encode_source(inputs[name].source, text))
+        name = next(iter(run.inputs))
+        text = new_files.get(name, run.inputs[name].source.text)
+        sys.stdout.buffer.write(encode_source(run.inputs[name].source, text))
         sys.stdout.flush()
-        return _report(args, outcome.run, inputs, outcome.applied, out=sys.stderr)
+        return _report(args, outcome.run, outcome.applied, out=sys.stderr)
     try:
-        write_fixed(new_files, {path: inputs[path].source for path in new_files})
+        write_fixed(new_files, {path: run.inputs[path].source for path in new_files})
     except WriteError as exc:  # those files are as they were; the others are fixed
-        _report(args, outcome.run, inputs, outcome.applied)
+        _report(args, outcome.run, outcome.applied)
         for path, why in exc.failures.items():
             print(f"syncadvisor: error: {path}: fix not written, the file is unchanged: {why}",
                   file=sys.stderr)
         return EXIT_ERROR
-    return _report(args, outcome.run, inputs, outcome.applied)
+    return _report(args, outcome.run, outcome.applied)
 
 
 def _rules(args: argparse.Namespace) -> int:

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from .config import Settings
-from .engine import FileResult, RunResult, analyze_text, run_rules
+from .engine.analyze import FileResult, analyze_text
+from .engine.check import RunResult, check
 from .files import SourceText, encode_source
 from .findings import SAFE, UNSAFE, Edit, Finding
 from .lines import line_starts, physical_lines
@@ -89,7 +90,7 @@ def fix_results(results: List[FileResult], texts: Dict[str, str], settings: Sett
     current = dict(texts)
     applied = 0
     rejected: Dict[str, str] = {}
-    run = run_rules(results, settings)
+    run = check(results, settings)
     for _ in range(MAX_ROUNDS):
         by_path: Dict[str, List[Finding]] = {}
         for finding in run.findings:
@@ -116,7 +117,7 @@ def fix_results(results: List[FileResult], texts: Dict[str, str], settings: Sett
             changed = True
         if not changed:
             break
-        run = run_rules(results, settings)
+        run = check(results, settings)
     fixed = {p: t for p, t in current.items() if t != originals[p]}
     return FixRun(run, fixed, originals, applied, rejected)
 

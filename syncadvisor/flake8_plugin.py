@@ -60,7 +60,9 @@ class SyncAdvisorChecker:
         return iter(reported)
 
     def _check(self) -> List[Tuple[int, int, str, type]]:
-        from .engine import FileResult, analyze_text, may_hold_a_finding, run_rules, tool_error
+        from .engine import Run
+        from .engine.analyze import tool_error
+        from .engine.prefilter import may_hold_a_finding
 
         stdin = self.filename in ("-", "stdin", "<stdin>") or not os.path.exists(self.filename)
         directory = os.getcwd() if stdin else os.path.dirname(os.path.abspath(self.filename))
@@ -73,21 +75,7 @@ class SyncAdvisorChecker:
         text = "".join(self.lines)
         if not may_hold_a_finding(text):
             return []  # nothing to model, so nothing to look up in the cache or to check
-        result = None
-        cache = _cache_for(settings)
-        if cache is not None:
-            from .files import module_name
-
-            key = cache.file_digest(text.encode("utf-8", "surrogatepass"), self.filename,
-                                    module_name(self.filename))
-            cached = cache.load_model(key)
-            if isinstance(cached, FileResult) and cached.path == self.filename:
-                result = cached
-        if result is None:
-            tree = self.tree if isinstance(self.tree, ast.Module) else None
-            result = analyze_text(text, self.filename, settings, tree=tree)
-            if cache is not None and not result.internal_error:
-                cache.store_model(key, result)
-        run = run_rules([result], settings)
+        run = Run(settings, cache=_cache_for(settings))
+        run.add_text(self.filename, text, self.tree if isinstance(self.tree, ast.Module) else None)
         return [(finding.line, finding.column - 1, f"{finding.code} {finding.message}",
-                 type(self)) for finding in run.findings]
+                 type(self)) for finding in run.check().findings]

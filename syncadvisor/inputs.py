@@ -14,6 +14,8 @@ from .findings import Finding
 
 
 class Input:
+    is_text = False  # an in-memory text (`text_input`), not a file's bytes
+
     def __init__(self, path: str, data: bytes):
         self.path = path
         self.data = data
@@ -46,6 +48,16 @@ class Input:
     def output(self, fixed: str) -> str:
         """The file's new text for a fixed analysis text; ValueError if it cannot be written."""
         return notebook.write_back(self.notebook, fixed) if self.notebook is not None else fixed
+
+
+def text_input(path: str, text: str) -> Input:
+    """An in-memory text (an editor's buffer, a snippet): analysed as Python as it is,
+    whatever its name."""
+    item = Input(path, text.encode("utf-8", "surrogatepass"))
+    item.__dict__["source"] = SourceText(text, "utf-8", False)  # (cached_property values)
+    item.__dict__["notebook"] = None
+    item.is_text = True
+    return item
 
 
 def load_input(path: str, data: Optional[bytes] = None) -> Input:

@@ -53,7 +53,7 @@ except ImportError:  # run as a script from a checkout that is not installed
 
 from syncadvisor import fixes as fixes_module  # noqa: E402
 from syncadvisor.config import Settings  # noqa: E402
-from syncadvisor.engine import analyze_text, run_rules  # noqa: E402
+from syncadvisor.engine import Run  # noqa: E402
 from syncadvisor.files import decode_source, encode_source  # noqa: E402
 from syncadvisor.findings import Finding  # noqa: E402
 
@@ -259,19 +259,25 @@ def _recording_rounds(log: List[Tuple[str, Sequence[Finding], bool, str]]):
         fixes_module.apply_fixes = original
 
 
+def _run(sources: Dict[str, str], settings: Settings) -> Run:
+    run = Run(settings)
+    for path, text in sources.items():
+        run.add_text(path, text)
+    return run
+
+
 def _analyze(sources: Dict[str, str], settings: Settings):
-    results = [analyze_text(text, path, settings) for path, text in sources.items()]
-    return results, run_rules(results, settings)
+    run = _run(sources, settings)
+    return run.analyze(), run.check()
 
 
 def _fix(sources: Dict[str, str], settings: Settings, unsafe: bool):
-    results = [analyze_text(text, path, settings) for path, text in sources.items()]
-    return fixes_module.fix_results(results, dict(sources), settings, unsafe)
+    return _run(sources, settings).fix(unsafe)
 
 
 def _internal_traceback(source: str, path: str, settings: Settings) -> str:
     """The traceback behind an internal-error finding, to make a failure actionable."""
-    from syncadvisor.engine import rewrites_for
+    from syncadvisor.engine.analyze import rewrites_for
     from syncadvisor.model.builder import build_model
     from syncadvisor.model.project import Project
     from syncadvisor.rules import enabled_rules
@@ -339,7 +345,7 @@ def check_program(sources, settings: Settings = SETTINGS["unknown"],
             cut = _split_tokens(before, declared)
             if cut and _libcst_reproduces(before):  # else the fixer refuses, as it must
                 problems.append(f"{label} fix misplaced: {cut}")
-        for path, why in outcome.rejected.items():
+        for path, why in outcome.refused.items():
             if why.startswith("libcst could crash"):  # refused before any fix is tried
                 stats["refused: libcst could crash"] = stats.get("refused: libcst could crash",
                                                                  0) + 1
@@ -351,7 +357,7 @@ def check_program(sources, settings: Settings = SETTINGS["unknown"],
                 continue
             problems.append(f"{label} fix of {path} would not parse (rejected by the fixer): "
                             + _unparsable_round(rounds))
-        for path, fixed in outcome.fixed.items():
+        for path, fixed in outcome.files.items():
             problem = _diff_problem(path, sources[path], fixed)
             if problem:
                 problems.append(f"{label} fix: {problem}")
@@ -359,22 +365,22 @@ def check_program(sources, settings: Settings = SETTINGS["unknown"],
                 problems.append(f"{label} fix of {path} does not parse:\n{fixed}")
             elif _compiles(sources[path]) and not _compiles(fixed):
                 problems.append(f"{label} fix of {path} does not compile any more:\n{fixed}")
-        if outcome.fixed:
+        if outcome.files:
             stats[f"{label} fix applied"] = stats.get(f"{label} fix applied", 0) + 1
-        if outcome.fixed and not problems:
+        if outcome.files and not problems:
             again = dict(sources)
-            again.update(outcome.fixed)
+            again.update(outcome.files)
             try:
                 second = _fix(again, settings, unsafe)
             except Exception:  # noqa: BLE001
                 problems.append(f"{label} second fix raised:\n" + traceback.format_exc(limit=-8))
                 continue
-            for path, text in second.fixed.items():
+            for path, text in second.files.items():
                 diff = "".join(difflib.unified_diff(again[path].splitlines(True),
                                                     text.splitlines(True)))
                 problems.append(f"{label} second fix of {path} is not a no-op:\n{diff}")
-        if newline_variants and unsafe and outcome.fixed and not problems:
-            problems.extend(_newline_problems(sources, outcome.fixed, settings))
+        if newline_variants and unsafe and outcome.files and not problems:
+            problems.extend(_newline_problems(sources, outcome.files, settings))
     return problems
 
 
@@ -407,7 +413,7 @@ def _newline_problems(sources: Dict[str, str], fixed: Dict[str, str],
             return [f"fixing the {newline!r} variant raised:\n" + traceback.format_exc(limit=-8)]
         for path, text in sources.items():
             want = fixed.get(path, text).replace("\n", newline)
-            got = outcome.fixed.get(path, variant[path])
+            got = outcome.files.get(path, variant[path])
             if got != want:
                 problems.append(f"the {newline!r} variant of {path} is fixed differently: "
                                 f"{got!r} != {want!r}")

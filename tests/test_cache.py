@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-import syncadvisor.engine as engine
+import syncadvisor.engine.analyze as analyze
+import syncadvisor.engine.parallel as parallel
 from syncadvisor.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures" / "check"
@@ -25,13 +26,13 @@ def tree(tmp_path, monkeypatch):
 def parsed(monkeypatch):
     """Paths analysed (parsed) in this process, in order."""
     seen = []
-    original = engine.analyze_text
+    original = analyze.analyze_text
 
     def spy(text, path, settings, module=None, **options):
         seen.append(Path(path).name)
         return original(text, path, settings, module, **options)
 
-    monkeypatch.setattr(engine, "analyze_text", spy)
+    monkeypatch.setattr(analyze, "analyze_text", spy)
     return seen
 
 
@@ -82,7 +83,7 @@ def test_a_corrupt_cache_is_ignored_and_rebuilt(tree, capsys):
 
 
 def test_parallel_workers_give_the_same_findings(tree, capsys, monkeypatch):
-    monkeypatch.setattr(engine, "POOL_THRESHOLD", 0)
+    monkeypatch.setattr(parallel, "POOL_THRESHOLD", 0)
     serial = _json(capsys, "--no-cache", str(tree))
     code = main(["check", "--format", "json", "--exit-zero", "--no-cache", "--jobs", "2", str(tree)])
     assert code == 0 and json.loads(capsys.readouterr().out) == serial

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from syncadvisor import engine
+from syncadvisor.engine import analyze as analyze_module, prefilter
 from syncadvisor.cli import main
 from syncadvisor.config import Settings
 
@@ -240,16 +240,37 @@ def test_static_path_never_imports_tensorflow(tmp_path):
     assert result.returncode == 0, result.stderr
 
 
-@pytest.mark.parametrize("word", engine.PREFILTER_WORDS)
+def test_reporting_never_imports_libcst_and_fixing_does(tmp_path):
+    """libcst is the tree fixes are checked on: a report-only run (the command, in every
+    format, with `--jobs`; the flake8 plugin) never imports it; `--diff` does."""
+    fixtures = Path(__file__).parent / "fixtures" / "check"
+    (tmp_path / "bad.py").write_text(BAD)
+    code = (
+        "import sys\nfrom syncadvisor.cli import main\n"
+        f"main(['check', '--no-cache', '--exit-zero', {str(fixtures)!r}])\n"
+        f"main(['check', '--no-cache', '--exit-zero', '--jobs', '2', '--format', 'sarif', "
+        f"{str(fixtures)!r}])\n"
+        "from syncadvisor.flake8_plugin import SyncAdvisorChecker\n"
+        f"lines = open({str(tmp_path / 'bad.py')!r}).readlines()\n"
+        f"assert list(SyncAdvisorChecker(None, lines, {str(tmp_path / 'bad.py')!r}).run())\n"
+        "assert 'libcst' not in sys.modules, 'reporting imported libcst'\n"
+        f"main(['check', '--no-cache', '--exit-zero', '--diff', {str(tmp_path)!r}])\n"
+        "assert 'libcst' in sys.modules\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("word", prefilter.PREFILTER_WORDS)
 def test_any_prefilter_word_gets_a_file_modelled_and_none_leaves_it_unparsed(word):
     text = f"x = y.{word.lstrip('.')}\n"
-    assert engine.may_hold_a_finding(text) and engine.may_hold_a_finding(text.encode())
-    assert engine.analyze_text(text, "a.py", Settings()).model is not None
+    assert prefilter.may_hold_a_finding(text) and prefilter.may_hold_a_finding(text.encode())
+    assert analyze_module.analyze_text(text, "a.py", Settings()).model is not None
     # Case-sensitive; and a scope is a strategy's only as `X.scope()`.
     for plain in ("x = y.variables\n", "with tf.name_scope('a'):\n    v.assign(1)\n"):
-        assert not engine.may_hold_a_finding(plain)
-        assert not engine.may_hold_a_finding(plain.encode())
-        assert engine.analyze_text(plain, "a.py", Settings()).model is None
+        assert not prefilter.may_hold_a_finding(plain)
+        assert not prefilter.may_hold_a_finding(plain.encode())
+        assert analyze_module.analyze_text(plain, "a.py", Settings()).model is None
 
 
 # "Variable" alone keeps a file where a variable can be made or its class named...
@@ -272,12 +293,12 @@ VARIABLE_DROPPED = [
 
 @pytest.mark.parametrize("text", VARIABLE_KEPT, ids=repr)
 def test_variable_where_one_can_be_made_or_named_keeps_a_file(text):
-    assert engine.may_hold_a_finding(text) and engine.may_hold_a_finding(text.encode())
+    assert prefilter.may_hold_a_finding(text) and prefilter.may_hold_a_finding(text.encode())
 
 
 @pytest.mark.parametrize("text", VARIABLE_DROPPED, ids=repr)
 def test_variable_in_prose_or_attributes_alone_leaves_a_file_unparsed(text):
-    assert not engine.may_hold_a_finding(text) and not engine.may_hold_a_finding(text.encode())
+    assert not prefilter.may_hold_a_finding(text) and not prefilter.may_hold_a_finding(text.encode())
     # What modelling it would have given: nothing that makes a variable, even through a
     # name it binds (each called after it).
     from syncadvisor.model.builder import build_model
@@ -285,18 +306,18 @@ def test_variable_in_prose_or_attributes_alone_leaves_a_file_unparsed(text):
     tree = ast.parse(text)
     names = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
     probe = text + "".join(f"{name}(1.0)\n" for name in names)
-    model = build_model(ast.parse(probe), "a.py", "a", engine.rewrites_for(Settings()),
-                                 probe)
+    model = build_model(ast.parse(probe), "a.py", "a", analyze_module.rewrites_for(Settings()),
+                        probe)
     assert model.creations == []
     # With another word beside it, the file is modelled as before.
-    assert engine.may_hold_a_finding(text + "s = tf.distribute.MirroredStrategy()\n")
+    assert prefilter.may_hold_a_finding(text + "s = tf.distribute.MirroredStrategy()\n")
 
 
 def test_a_name_kept_for_variable_makes_variables():
     for text in ("V = tf.Variable\n", "from tensorflow import Variable as V\n",
                  "[V] = [tf.Variable]\n", "V = (tf.Variable)\n"):
         probe = "import tensorflow as tf\n" + text + "v = V(1.0)\n"
-        result = engine.analyze_text(probe, "a.py", Settings())
+        result = analyze_module.analyze_text(probe, "a.py", Settings())
         assert [c.span.line for c in result.model.creations] == [3], text
 
 
@@ -306,11 +327,11 @@ def test_a_name_kept_for_variable_makes_variables():
     b"x = '\xff'\n", b"\xef\xbb\xbfx = 1\n", b"x = 1\r\n" * 3,
 ], ids=repr)
 def test_a_file_without_prefilter_words_is_read_as_a_full_analysis_would(data):
-    """Stage 1 takes a shortcut for plain-ASCII files the prefilter drops (engine.
-    _unmodelled); the result is the one decoding and analysing would give."""
+    """Stage 1 takes a shortcut for plain-ASCII files the prefilter drops
+    (`analyze_unmodelled`); the result is the one decoding and analysing would give."""
     settings = Settings()
     for path in ("a.py", "a.ipynb"):
-        quick = engine._unmodelled(path, data, settings)
-        full = engine.analyze_bytes(path, data, settings)
+        quick = analyze_module.analyze_unmodelled(path, data, settings)
+        full = analyze_module.analyze_bytes(path, data, settings)
         assert (quick.path, quick.size, quick.model, quick.errors, quick.suppressions) == \
             (full.path, full.size, full.model, full.errors, full.suppressions)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from syncadvisor.config import Settings
-from syncadvisor.engine import check_paths
+from syncadvisor.engine import Run
 from syncadvisor.files import discover
 
 ROOT = Path(__file__).parent / "fixtures" / "check"
@@ -24,9 +24,11 @@ FILES = sorted(p for p in ROOT.rglob("*.py") if p.name != "__init__.py")
 @pytest.fixture(scope="module")
 def findings_by_file():
     settings = Settings(root=str(ROOT))
-    run = check_paths(list(discover([str(ROOT)], settings)), settings)
+    run = Run(settings)
+    for path in discover([str(ROOT)], settings):
+        run.add_file(path)
     grouped = defaultdict(list)
-    for f in run.findings:
+    for f in run.check().findings:
         grouped[Path(f.path).resolve()].append(f"{f.line}:{f.column} {f.code} {f.severity}")
     return grouped
 

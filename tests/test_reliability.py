@@ -23,7 +23,9 @@ from pathlib import Path
 
 import pytest
 
-import syncadvisor.engine as engine
+import syncadvisor.engine.analyze as analyze
+import syncadvisor.engine.parallel as parallel
+from syncadvisor.engine import Run
 from syncadvisor import fixes, roundtrip
 from syncadvisor.api import check_source, fix_source
 from syncadvisor.cli import main
@@ -293,9 +295,11 @@ def test_fix_spelling_scans_the_module_names_once_per_file(monkeypatch):
         text = "import tensorflow as tf\n" + "".join(finding.format(i=i) + f"def f{i}(): pass\n"
                                                     for i in range(n))
         settings = Settings()
-        result = engine.analyze_text(text, "m.py", settings)
+        run = Run(settings)
+        run.add_text("m.py", text)
+        run.analyze()
         Counting.lookups = 0
-        findings = engine.run_rules([result], settings).findings
+        findings = run.check().findings
         assert len(findings) == n and all(f.fix is not None for f in findings)
         assert Counting.lookups <= 2 * n + 10, (n, Counting.lookups)  # v{i} and f{i}
 
@@ -543,7 +547,7 @@ def test_an_internal_error_is_reported_for_its_file_and_the_run_goes_on(tmp_path
     assert (tmp_path / "victim.py").read_text() == BAD
 
 
-_ANALYZE_JOB = engine._analyze_job
+_ANALYZE_JOB = parallel._analyze_job
 
 
 def _die_on_victim(item):
@@ -557,15 +561,15 @@ def _die_on_victim(item):
 def test_a_worker_process_that_dies_is_an_internal_error_not_a_traceback(tmp_path, capsys,
                                                                         monkeypatch):
     """A worker killed by the OOM killer, or by a crash in C code, broke the whole run."""
-    monkeypatch.setattr(engine, "POOL_THRESHOLD", 0)
-    monkeypatch.setattr(engine, "_analyze_job", _die_on_victim)  # forked workers inherit it
+    monkeypatch.setattr(parallel, "POOL_THRESHOLD", 0)
+    monkeypatch.setattr(parallel, "_analyze_job", _die_on_victim)  # forked workers inherit it
     for k in range(6):
         (tmp_path / f"m{k}.py").write_text(BAD)
     # The largest file: workers take the largest first (this process takes the smallest).
     (tmp_path / "victim.py").write_text(BAD + "# padding\n" * 50)
     spool = tmp_path / "temp"
     spool.mkdir()
-    monkeypatch.setattr(engine.tempfile, "tempdir", str(spool))
+    monkeypatch.setattr(parallel.tempfile, "tempdir", str(spool))
     code, out, _ = run(["check", "--no-cache", "--jobs", "2", str(tmp_path)], capsys)
     assert code == 2 and "victim.py:1:1: TFS900" in out and "internal error" in out
     assert all(f"m{k}.py:" in out for k in range(6))  # the others are still checked
@@ -573,13 +577,13 @@ def test_a_worker_process_that_dies_is_an_internal_error_not_a_traceback(tmp_pat
 
 
 def test_stage_one_chunks_cover_every_file_once_in_order():
-    size = engine.CHUNK_BYTES
+    size = parallel.CHUNK_BYTES
     sizes = [5 * size, size, size - 1, 1, size // 2, size // 2, 3, 2, 1]
-    chunks = engine._chunks(sizes)
+    chunks = parallel._chunks(sizes)
     assert [i for chunk in chunks for i in chunk] == list(range(len(sizes)))
     assert [len(chunk) for chunk in chunks] == [1, 1, 2, 2, 3]  # a large file alone
     assert all(sum(sizes[i] for i in chunk) >= size for chunk in chunks[:-1])
-    assert engine._chunks([]) == []
+    assert parallel._chunks([]) == []
 
 
 @pytest.mark.skipif(os.name != "posix", reason="the pool forks on POSIX only")
@@ -587,13 +591,13 @@ def test_a_chunk_whose_results_cannot_be_read_back_is_checked_again(tmp_path, ca
                                                                     monkeypatch):
     """A worker's results come back through a file: one that cannot be read (a full disk,
     a cleaner of temporary files) costs a second look at its files, not their findings."""
-    monkeypatch.setattr(engine, "POOL_THRESHOLD", 0)
+    monkeypatch.setattr(parallel, "POOL_THRESHOLD", 0)
     spool = tmp_path / "temp"
     spool.mkdir()
-    monkeypatch.setattr(engine.tempfile, "tempdir", str(spool))
+    monkeypatch.setattr(parallel.tempfile, "tempdir", str(spool))
     for k in range(12):
         (tmp_path / f"m{k:02}.py").write_text(BAD + "# padding\n" * k)
-    lost, real_unspool = [], engine._unspool
+    lost, real_unspool = [], parallel._unspool
 
     def unspool(name):
         if not lost:
@@ -601,7 +605,7 @@ def test_a_chunk_whose_results_cannot_be_read_back_is_checked_again(tmp_path, ca
             os.unlink(name)
         return real_unspool(name)
 
-    monkeypatch.setattr(engine, "_unspool", unspool)
+    monkeypatch.setattr(parallel, "_unspool", unspool)
     code, out, _ = run(["check", "--no-cache", "--jobs", "2", str(tmp_path)], capsys)
     assert lost and code == 1 and "TFS900" not in out
     assert all(f"m{k:02}.py:2:" in out for k in range(12))
@@ -830,13 +834,13 @@ def test_a_corrupt_cache_is_ignored(cached_project):
 def test_a_corrupt_cache_is_rebuilt(cached_project, monkeypatch, capsys):
     monkeypatch.chdir(cached_project)
     parsed = []
-    original = engine.analyze_text
+    original = analyze.analyze_text
 
     def spy(text, path, settings, module=None, **options):
         parsed.append(Path(path).name)
         return original(text, path, settings, module, **options)
 
-    monkeypatch.setattr(engine, "analyze_text", spy)
+    monkeypatch.setattr(analyze, "analyze_text", spy)
     args = ["check", "--format", "json", "--exit-zero", "--jobs", "1", "src"]
     run(args, capsys)
     _corrupt_everything(cached_project / ".syncadvisor_cache")

@@ -145,22 +145,13 @@ def _static_sites(args: argparse.Namespace):
 
 def _findings(paths: List[str], settings) -> Dict[str, list]:
     """Every file's findings, as `syncadvisor check` reports them (one linked run)."""
+    from ..engine import Run
+
+    run = Run(settings)
+    for path in paths:
+        run.add_file(path)
     by_path: Dict[str, list] = {}
-    try:
-        from ..engine import check_paths
-
-        found = check_paths(paths, settings).findings
-    except Exception:  # fall back to the public per-file API
-        from ..api import check_source
-        from ..files import read_source
-
-        found = []
-        for path in paths:
-            try:
-                found.extend(check_source(read_source(path).text, path, settings))
-            except Exception:
-                continue
-    for f in found:
+    for f in run.check().findings:
         by_path.setdefault(f.path, []).append(f)
     return by_path
 

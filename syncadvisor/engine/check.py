@@ -1,0 +1,58 @@
+"""Stage 2, the whole run at once: link the models, run the enabled rules over each
+linked file, drop what `# noqa` suppresses or the settings deselect, sort."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Iterable, List, Sequence
+
+from ..collector import collector_paused
+from ..config import Settings
+from ..findings import Finding
+from ..model.facts import FileModel
+from ..model.project import LinkedFile, projects
+from ..rules import enabled_rules
+from ..rules.base import RuleContext
+from .analyze import FileResult, internal_error
+
+
+@dataclass
+class RunResult:
+    findings: List[Finding]
+    files: int
+    internal_error: bool = False
+
+
+def link(models: Iterable[FileModel]) -> Dict[str, LinkedFile]:
+    """Each file's model linked with the rest of the run: what the rules see."""
+    linked: Dict[str, LinkedFile] = {}
+    for project in projects(models):
+        for fm in project.index.files:
+            linked[fm.path] = project.link(fm)
+    return linked
+
+
+def check(results: Sequence[FileResult], settings: Settings) -> RunResult:
+    """Every file's TFS900 findings and the enabled rules' findings, unsuppressed, sorted.
+    A rule that raises costs its file a TFS900 (internal error), not the run."""
+    with collector_paused():
+        linked = link(r.model for r in results if r.model is not None)
+        rules = enabled_rules(settings)
+        findings: List[Finding] = []
+        internal = any(r.internal_error for r in results)
+        for result in results:
+            findings.extend(f for f in result.errors if settings.enabled(f.code, result.path))
+            if result.model is None:
+                continue
+            file_findings: List[Finding] = []
+            try:
+                ctx = RuleContext(linked[result.path], settings)
+                for rule in rules:
+                    if settings.enabled(rule.code, result.path):
+                        file_findings.extend(rule.check(ctx.for_rule(rule)))
+            except Exception as exc:  # noqa: BLE001 - report, go on with the next file
+                file_findings = [internal_error(result.path, exc)]
+                internal = True
+            suppressed = result.suppressions.suppressed
+            findings.extend(f for f in file_findings if not suppressed(f.code, f.line))
+        findings.sort(key=Finding.sort_key)
+        return RunResult(findings, len(results), internal)

@@ -1,0 +1,191 @@
+"""Stage 1 for many files: in this process, or in a pool of worker processes. The only
+code that knows about processes.
+
+A worker that dies (a crash in native code, the OOM killer) costs its file a TFS900,
+never the run: what was not done yet is checked again, one file per process.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+import shutil
+import tempfile
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Callable, List, Optional, Sequence, Tuple
+
+from ..collector import collector_paused
+from ..config import Settings
+from .analyze import FileResult, analyze_bytes, analyze_unmodelled, died
+from .prefilter import may_hold_a_finding
+
+Item = Tuple[str, bytes]  # a file's path, and its bytes (a notebook's JSON)
+
+# Below this much source that may hold a finding, starting worker processes costs more
+# than it saves.
+POOL_THRESHOLD = 1_000_000  # bytes
+# A chunk of work is a file of at least this size, or consecutive smaller files adding
+# up to it: small enough that a worker's last chunk does not keep everyone waiting, and
+# that this process, between two of its own chunks, keeps the workers' queue filled.
+CHUNK_BYTES = 32_000
+
+
+def analyze_files(items: Sequence[Item], settings: Settings, workers: int = 1
+                  ) -> List[FileResult]:
+    """Stage 1 for every item, in order: in `workers` processes when there is enough to
+    model; the files the prefilter drops are done here, in no time."""
+    with collector_paused():  # the workers inherit it; here it spares the unpickling
+        results: List[Optional[FileResult]] = [None] * len(items)
+        heavy: List[int] = []
+        light: List[int] = []
+        for i, (_, data) in enumerate(items):
+            (heavy if may_hold_a_finding(data) else light).append(i)
+
+        def analyze_light() -> None:
+            for i in light:
+                results[i] = analyze_unmodelled(*items[i], settings)
+
+        size = sum(len(items[i][1]) for i in heavy)
+        if workers > 1 and len(heavy) > 1 and size > POOL_THRESHOLD:
+            heavy.sort(key=lambda i: -len(items[i][1]))  # largest first: no straggler at the end
+            pooled = _analyze_in_pool([items[i] for i in heavy], settings, workers,
+                                      meanwhile=analyze_light)
+            for i, result in zip(heavy, pooled):
+                results[i] = result
+        else:
+            analyze_light()
+            for i in heavy:
+                results[i] = analyze_bytes(*items[i], settings)
+        return results  # type: ignore[return-value]
+
+
+def _chunks(sizes: Sequence[int]) -> List[range]:
+    chunks: List[range] = []
+    start, size = 0, 0
+    for i, length in enumerate(sizes):
+        size += length
+        if size >= CHUNK_BYTES:
+            chunks.append(range(start, i + 1))
+            start, size = i + 1, 0
+    if start < len(sizes):
+        chunks.append(range(start, len(sizes)))
+    return chunks
+
+
+def _pool_context():
+    """Fork where there is fork: a worker starts at once, with everything imported."""
+    return multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+
+
+# A worker's share of the run: the settings, the files (inherited when forked, so never
+# sent through a pipe), and the folder its results go to.
+_WORKER_SETTINGS: Optional[Settings] = None
+_WORKER_ITEMS: Sequence[Item] = ()
+_WORKER_SPOOL = ""
+
+
+def _init_worker(settings: Settings, items: Sequence[Item] = (), spool: str = "") -> None:
+    global _WORKER_SETTINGS, _WORKER_ITEMS, _WORKER_SPOOL
+    _WORKER_SETTINGS, _WORKER_ITEMS, _WORKER_SPOOL = settings, items, spool
+
+
+def _analyze_job(item: Item) -> FileResult:
+    assert _WORKER_SETTINGS is not None
+    return analyze_bytes(item[0], item[1], _WORKER_SETTINGS)
+
+
+def _analyze_chunk(indices: Sequence[int]) -> str:
+    """Analyse `_WORKER_ITEMS[i]` for each index; the results are pickled to a file,
+    whose name is returned. Sent back through the pool's pipe, a chunk's models held
+    the worker until the parent's result thread had read them all, 64 KB at a time,
+    each read waiting for the GIL that the parent's own analysis holds: keras+tf_keras,
+    the worker sat idle 0.7 s of a 2.6 s stage."""
+    results = [_analyze_job(_WORKER_ITEMS[i]) for i in indices]
+    handle, name = tempfile.mkstemp(dir=_WORKER_SPOOL)
+    with os.fdopen(handle, "wb") as spooled:
+        pickle.dump(results, spooled, protocol=pickle.HIGHEST_PROTOCOL)
+    return name
+
+
+def _nothing() -> None:
+    return None
+
+
+def _unspool(name: str) -> List[FileResult]:
+    with open(name, "rb") as spooled:
+        data = spooled.read()
+    os.unlink(name)
+    return pickle.loads(data)
+
+
+def _analyze_in_pool(items: Sequence[Item], settings: Settings, workers: int,
+                     meanwhile: Callable[[], None] = _nothing) -> List[FileResult]:
+    """`workers` processes in all: this one, and `workers - 1` forked ones; this one
+    calls `meanwhile` as soon as the workers have their first chunks.
+
+    The workers are fed chunks from the front (the largest files), this process takes
+    them from the back until the two meet, so that no one waits: what a worker does
+    costs pickling there and unpickling here, what this process does costs neither.
+    """
+    context = _pool_context()
+    chunks = _chunks([len(data) for _, data in items])
+    results: List[Optional[FileResult]] = [None] * len(items)
+    sent: List[Tuple[range, Future]] = []
+    unread = 0  # sent[unread:] are not read back yet
+    head, tail = 0, len(chunks)  # chunks[head:tail] are nobody's yet
+    in_flight = 2 * (workers - 1)  # enough that a worker never waits for this process
+
+    def read_back(block: bool) -> None:
+        nonlocal unread
+        while unread < len(sent) and (block or sent[unread][1].done()):
+            indices, future = sent[unread]
+            unread += 1
+            try:
+                for i, result in zip(indices, _unspool(future.result())):
+                    results[i] = result
+            except Exception:  # noqa: BLE001 - a chunk that did not come back, as it may
+                pass  # (a dead pool, a full disk): its files are checked again below
+
+    spool = tempfile.mkdtemp(prefix="syncadvisor-")
+    try:
+        with ProcessPoolExecutor(workers - 1, mp_context=context, initializer=_init_worker,
+                                 initargs=(settings, items, spool)) as pool:
+            while head < tail:
+                waiting = sum(1 for _, future in sent[-in_flight:] if not future.done()) \
+                    if in_flight else 0
+                try:
+                    while waiting < in_flight and head < tail:
+                        sent.append((chunks[head], pool.submit(_analyze_chunk, chunks[head])))
+                        head, waiting = head + 1, waiting + 1
+                except BrokenProcessPool:
+                    in_flight = 0  # this process does the rest, and nothing more is sent
+                meanwhile()
+                meanwhile = _nothing
+                if head < tail:
+                    tail -= 1
+                    for i in chunks[tail]:
+                        results[i] = analyze_bytes(*items[i], settings)
+                read_back(block=False)
+            read_back(block=True)
+    except BrokenProcessPool:
+        pass
+    finally:
+        shutil.rmtree(spool, ignore_errors=True)
+    # A worker died (a crash in native code, the OOM killer) and took the pool with it:
+    # what was not done yet is checked again, one file per process, so that only the
+    # file that kills its process is reported, and every other file is still checked.
+    for i, result in enumerate(results):
+        if result is None:
+            results[i] = _analyze_isolated(items[i], settings, context)
+    return results  # type: ignore[return-value]
+
+
+def _analyze_isolated(item: Item, settings: Settings, context) -> FileResult:
+    """`item` alone in a new worker process; an internal error if that dies too."""
+    try:
+        with ProcessPoolExecutor(1, mp_context=context, initializer=_init_worker,
+                                 initargs=(settings,)) as pool:
+            return pool.submit(_analyze_job, item).result()
+    except BrokenProcessPool:
+        return died(item[0], "the process checking it")

@@ -1,0 +1,168 @@
+"""One `Run`: the files (or in-memory texts) of one check under one `Settings` ->
+findings, and on request fixes. The command, the flake8 plugin, `api` and the fixer
+all go through it.
+
+    run = Run(settings, jobs=4, cache=cache)
+    run.add_file("train.py")                 # or add_text(path, buffer)
+    result = run.check()                     # RunResult: findings as users see them
+
+Files are read when added; models come from the cache or from stage 1 (in `jobs`
+processes), then stage 2 checks the whole run. Findings are presented as the user
+sees the file (a notebook's by cell). With `cache_runs`, a run over files that are
+all unchanged since the last one gives that run's findings without modelling.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Dict, List, Optional
+
+from ..config import Settings
+from ..files import UnreadableSource, module_name
+from ..findings import Finding
+from ..inputs import Input, load_input, text_input
+from ..model.project import LinkedFile
+from .analyze import FileResult, analyze_text, unreadable
+from .check import RunResult, check, link
+from .parallel import analyze_files
+
+if TYPE_CHECKING:
+    from ..cache import Cache
+
+
+@dataclass
+class FixOutcome:
+    """What `Run.fix` made: the findings that remain, and the new text of each changed
+    file as it is to be written (a notebook's JSON)."""
+
+    run: RunResult
+    files: Dict[str, str] = field(default_factory=dict)
+    applied: int = 0
+    refused: Dict[str, str] = field(default_factory=dict)  # path -> why it is left unchanged
+
+
+class Run:
+    def __init__(self, settings: Settings, jobs: int = 1, cache: Optional["Cache"] = None,
+                 cache_runs: bool = False):
+        self.settings = settings
+        self.jobs = jobs
+        self.cache = cache
+        self.cache_runs = cache_runs and cache is not None
+        self.inputs: Dict[str, Input] = {}  # every readable file or text, by path
+        self._order: List[str] = []
+        self._digests: Dict[str, str] = {}  # path -> cache digest of its bytes
+        self._failed: Dict[str, FileResult] = {}  # files that cannot be read
+        self._trees: Dict[str, ast.Module] = {}
+        self._results: Optional[List[FileResult]] = None
+
+    # --- what the run checks ----------------------------------------------------------
+
+    def add_file(self, path: str, data: Optional[bytes] = None) -> Optional[Input]:
+        """A file: read now, or its bytes given (standard input). One that cannot be read
+        is a TFS900 finding of the run (None is returned)."""
+        try:
+            item = load_input(path, data)
+        except UnreadableSource as exc:
+            self._failed[path] = unreadable(path, exc)
+            self._add(path, f"unreadable: {exc}")
+            return None
+        self.inputs[path] = item
+        self._add(path, self._digest(item))
+        return item
+
+    def add_text(self, path: str, text: str, tree: Optional[ast.Module] = None) -> Input:
+        """An in-memory text, checked as Python whatever its name (`tree`: Python's tree
+        of it, when the caller has parsed it already)."""
+        item = self.inputs[path] = text_input(path, text)
+        if tree is not None:
+            self._trees[path] = tree
+        self._add(path, self._digest(item))
+        return item
+
+    def _add(self, path: str, digest: str) -> None:
+        if path not in self._digests:
+            self._order.append(path)
+        self._digests[path] = digest
+        self._results = None
+
+    def _digest(self, item: Input) -> str:
+        if self.cache is None:
+            return ""
+        return self.cache.file_digest(item.data, item.path, module_name(item.path))
+
+    # --- stage 1 ----------------------------------------------------------------------
+
+    def analyze(self) -> List[FileResult]:
+        """Every file's `FileResult`, in the order added: from the cache, else modelled."""
+        if self._results is not None:
+            return self._results
+        results: Dict[str, FileResult] = dict(self._failed)
+        todo: List[str] = []
+        for path in self.inputs:
+            cached = self.cache.load_model(self._digests[path]) if self.cache else None
+            if isinstance(cached, FileResult) and cached.path == path:
+                results[path] = cached
+            elif self.inputs[path].is_text:
+                item = self.inputs[path]
+                results[path] = analyze_text(item.text, path, self.settings,
+                                             tree=self._trees.pop(path, None))
+                self._store(path, results[path])
+            else:
+                todo.append(path)
+        items = [(path, self.inputs[path].data) for path in todo]
+        for path, result in zip(todo, analyze_files(items, self.settings, self.jobs)):
+            results[path] = result
+            self._store(path, result)
+        self._results = [results[path] for path in self._order]
+        return self._results
+
+    def _store(self, path: str, result: FileResult) -> None:
+        if self.cache is not None and not result.internal_error:
+            self.cache.store_model(self._digests[path], result)
+
+    def linked_files(self) -> List[LinkedFile]:
+        """The linked model of every file that has one, in order: what the rules see."""
+        linked = link(r.model for r in self.analyze() if r.model is not None)
+        return [linked[r.path] for r in self.analyze() if r.model is not None]
+
+    # --- stage 2 ----------------------------------------------------------------------
+
+    def check(self) -> RunResult:
+        """The run's findings, as the user sees each file."""
+        root, files = self.settings.root, list(self._digests.items())
+        if self.cache_runs:
+            assert self.cache is not None
+            findings = self.cache.load_run(root, files)
+            if findings is not None:
+                return RunResult(self.present(findings), len(files))
+        run = check(self.analyze(), self.settings)
+        if self.cache_runs and not run.internal_error:
+            assert self.cache is not None
+            self.cache.store_run(root, files, run.findings)
+        return RunResult(self.present(run.findings), run.files, run.internal_error)
+
+    def present(self, findings: List[Finding]) -> List[Finding]:
+        """Findings as the user sees the file (a notebook's by cell), sorted."""
+        shown = [self.inputs[f.path].present(f) if f.path in self.inputs else f
+                 for f in findings]
+        return sorted(shown, key=Finding.sort_key)
+
+    # --- fixes ------------------------------------------------------------------------
+
+    def fix(self, unsafe: bool = False) -> FixOutcome:
+        """Apply the safe fixes (and the unsafe ones, with `unsafe`) until nothing
+        changes; nothing is written here."""
+        from ..fixes import fix_results
+
+        texts = {r.path: self.inputs[r.path].text for r in self.analyze() if r.model is not None}
+        outcome = fix_results(self.analyze(), texts, self.settings, unsafe)
+        refused = dict(outcome.rejected)
+        files: Dict[str, str] = {}
+        for path, fixed in outcome.fixed.items():
+            try:
+                files[path] = self.inputs[path].output(fixed)
+            except ValueError as exc:  # a notebook cell the fix cannot be put back into
+                refused[path] = str(exc)
+        run = outcome.run
+        return FixOutcome(RunResult(self.present(run.findings), run.files, run.internal_error),
+                          files, outcome.applied, refused)
