@@ -90,7 +90,11 @@ def fix_results(results: List[FileResult], texts: Dict[str, str], settings: Sett
     current = dict(texts)
     applied = 0
     rejected: Dict[str, str] = {}
-    run = check(results, settings)
+
+    def text_of(path: str) -> Optional[str]:  # what each model was built from
+        return current.get(path, originals.get(path))
+
+    run = check(results, settings, text_of)
     for _ in range(MAX_ROUNDS):
         by_path: Dict[str, List[Finding]] = {}
         for finding in run.findings:
@@ -117,7 +121,7 @@ def fix_results(results: List[FileResult], texts: Dict[str, str], settings: Sett
             changed = True
         if not changed:
             break
-        run = check(results, settings)
+        run = check(results, settings, text_of)
     fixed = {p: t for p, t in current.items() if t != originals[p]}
     return FixRun(run, fixed, originals, applied, rejected)
 

@@ -1,6 +1,6 @@
 """Stage 1, one file at a time: its text -> a `FileResult` (the model from Python's
-`ast`, or a TFS900 finding, and the file's `# noqa` comments). Independent of every
-other file, so it is cached and may run in another process."""
+`ast`, or a TFS900 finding). Independent of every other file, so it is cached and may
+run in another process."""
 from __future__ import annotations
 
 import ast
@@ -16,7 +16,6 @@ from ..findings import ERROR, Finding
 from ..model import tfapi
 from ..model.facts import FileModel
 from ..notebook import is_notebook
-from ..suppress import Suppressions, parse_suppressions
 from .prefilter import may_hold_a_finding
 
 PARSE_ERROR = "TFS900"
@@ -27,7 +26,6 @@ PARSE_ERROR_NAME = "parse-error"
 class FileResult:
     path: str
     model: Optional[FileModel] = None
-    suppressions: Suppressions = field(default_factory=Suppressions)
     errors: List[Finding] = field(default_factory=list)  # TFS900: unreadable, unparsable
     internal_error: bool = False
     size: int = 0  # characters in the text analysed
@@ -72,7 +70,6 @@ def analyze_text(text: str, path: str, settings: Settings, module: Optional[str]
         except Exception as exc:  # noqa: BLE001 - one file's bug must not stop the run
             result.errors.append(internal_error(path, exc))
             result.internal_error = True
-    result.suppressions = parse_suppressions(text)
     return result
 
 

@@ -1,9 +1,14 @@
 """Stage 2, the whole run at once: link the models, run the enabled rules over each
-linked file, drop what `# noqa` suppresses or the settings deselect, sort."""
+linked file, drop what `# noqa` suppresses or the settings deselect, sort.
+
+A file's `# noqa` comments are read here, from its text, and only where the rules
+found something: reading them takes Python's tokenizer over the whole file, which
+would cost more than modelling every file that has one.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Sequence
+from typing import Callable, Dict, Iterable, List, Optional, Sequence
 
 from ..collector import collector_paused
 from ..config import Settings
@@ -12,6 +17,7 @@ from ..model.facts import FileModel
 from ..model.project import LinkedFile, projects
 from ..rules import enabled_rules
 from ..rules.base import RuleContext
+from ..suppress import parse_suppressions
 from .analyze import FileResult, internal_error
 
 
@@ -31,9 +37,11 @@ def link(models: Iterable[FileModel]) -> Dict[str, LinkedFile]:
     return linked
 
 
-def check(results: Sequence[FileResult], settings: Settings) -> RunResult:
+def check(results: Sequence[FileResult], settings: Settings,
+          text_of: Callable[[str], Optional[str]]) -> RunResult:
     """Every file's TFS900 findings and the enabled rules' findings, unsuppressed, sorted.
-    A rule that raises costs its file a TFS900 (internal error), not the run."""
+    `text_of(path)` is the text a file was modelled from (None: gone), for its `# noqa`
+    comments. A rule that raises costs its file a TFS900 (internal error), not the run."""
     with collector_paused():
         linked = link(r.model for r in results if r.model is not None)
         rules = enabled_rules(settings)
@@ -52,7 +60,12 @@ def check(results: Sequence[FileResult], settings: Settings) -> RunResult:
             except Exception as exc:  # noqa: BLE001 - report, go on with the next file
                 file_findings = [internal_error(result.path, exc)]
                 internal = True
-            suppressed = result.suppressions.suppressed
-            findings.extend(f for f in file_findings if not suppressed(f.code, f.line))
+            if not file_findings:
+                continue
+            text = text_of(result.path)
+            if text is not None:
+                suppressed = parse_suppressions(text).suppressed
+                file_findings = [f for f in file_findings if not suppressed(f.code, f.line)]
+            findings.extend(file_findings)
         findings.sort(key=Finding.sort_key)
         return RunResult(findings, len(results), internal)

@@ -135,11 +135,17 @@ class Run:
             findings = self.cache.load_run(root, files)
             if findings is not None:
                 return RunResult(self.present(findings), len(files))
-        run = check(self.analyze(), self.settings)
+        run = check(self.analyze(), self.settings, self._text_of)
         if self.cache_runs and not run.internal_error:
             assert self.cache is not None
             self.cache.store_run(root, files, run.findings)
         return RunResult(self.present(run.findings), run.files, run.internal_error)
+
+    def _text_of(self, path: str) -> Optional[str]:
+        try:
+            return self.inputs[path].text
+        except UnreadableSource:  # (its findings are TFS900s, never suppressed)
+            return None
 
     def present(self, findings: List[Finding]) -> List[Finding]:
         """Findings as the user sees the file (a notebook's by cell), sorted."""
