@@ -27,8 +27,9 @@ from pathlib import Path
 import pytest
 
 from syncadvisor.profile import advice, plan, report
+from tests import paths
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = paths.REPO
 FIXTURES = Path("tests") / "fixtures" / "profile"  # relative to ROOT: reported paths stay short
 TRAIN_LOOP = str(FIXTURES / "train_loop.py")
 ACCUMULATOR = str(FIXTURES / "accumulator.py")

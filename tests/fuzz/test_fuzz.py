@@ -1,21 +1,17 @@
 """Fuzzing, bounded and deterministic: generated programs and mutated fixtures never make
 the engine raise, and every fix parses, is idempotent and touches only its own edits.
 
-The harness (generators and the oracle, `check_program`) lives in tests/fuzz_long.py, which
-also runs the same for as long as you like: `python tests/fuzz_long.py --minutes 10`.
+The harness (generators and the oracle, `check_program`) lives in tests/fuzz/harness.py, which
+also runs the same for as long as you like: `python -m tests.fuzz.harness --minutes 10`.
 Here: about 300 programs in a few seconds, the same ones on every run.
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import fuzz_long  # noqa: E402
-from fuzz_long import SETTINGS, check_program, mutants  # noqa: E402
+from tests.fuzz import harness as fuzz
+from tests.fuzz.harness import SETTINGS, check_program, mutants
 
 try:
     from hypothesis import HealthCheck, given, settings, strategies as st
@@ -43,7 +39,7 @@ def _fuzz(strategy, examples: int, stats: dict) -> None:
 def test_model_programs():
     """Programs built from what the model reads: strategies, scopes, variables, updates."""
     stats: dict = {}
-    _fuzz(fuzz_long.model_programs(), 50, stats)
+    _fuzz(fuzz.model_programs(), 50, stats)
     assert stats["programs"] == 50
     # The oracle's fix checks only mean something if fixes happen.
     assert stats.get("safe fix applied", 0) >= 15 and stats.get("unsafe fix applied", 0) >= 15, stats
@@ -54,7 +50,7 @@ def test_hypothesmith_programs():
     """Whole generated modules, between variable statements under a TF preamble."""
     pytest.importorskip("hypothesmith")
     stats: dict = {}
-    _fuzz(fuzz_long.hypothesmith_programs(), 30, stats)
+    _fuzz(fuzz.hypothesmith_programs(), 30, stats)
     assert stats.get("safe fix applied", 0) >= 5, stats
 
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-# benchmarks/ is not an installed package; make the repository root importable under plain `pytest`.
-_REPO = Path(__file__).resolve().parents[1]
-if str(_REPO) not in sys.path:
-    sys.path.insert(0, str(_REPO))
+from tests import paths
+
+# benchmarks/ is not an installed package: it is imported from the repository root.
+_REPO = paths.REPO
 cli = importlib.import_module("benchmarks.cli")
 harness = importlib.import_module("benchmarks.harness")
 report = importlib.import_module("benchmarks.report")

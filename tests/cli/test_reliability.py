@@ -1,7 +1,7 @@
 """Reliability: inputs that a user (or their file system) gets wrong never crash the tool,
 and `--fix` never loses a byte, even when killed.
 
-What tests/test_cli.py and tests/test_fixes.py already cover is not repeated here (a NUL
+What tests/cli/test_check.py and tests/fix/test_fixes.py already cover is not repeated here (a NUL
 binary file, a latin-1 file, BOM + CRLF, CR and LF fixes byte for byte, five bad config
 keys, `--select TFS999`, a missing file, an empty folder, file modes). This file adds the
 rest of issue 8: every kind of bad input, each in a run where the other files are still
@@ -30,6 +30,7 @@ from syncadvisor import fixes, roundtrip
 from syncadvisor.api import check_source, fix_source
 from syncadvisor.cli import main
 from syncadvisor.roundtrip import MAX_EXPRESSION_DEPTH, parse_hazard
+from tests import paths
 
 BAD = ("import tensorflow as tf\n"
        "v = tf.Variable(1., synchronization=tf.VariableSynchronization.DEFAULT)\n")
@@ -165,7 +166,7 @@ def test_columns_count_characters_whatever_the_encoding(tmp_path, capsys):
 
 @pytest.mark.parametrize("newline", ["\r\n", "\r"], ids=["crlf", "cr"])
 def test_every_fixture_gives_the_same_findings_with_other_newlines_and_a_bom(tmp_path, newline):
-    fixtures = Path(__file__).parent / "fixtures" / "check"
+    fixtures = paths.FIXTURES / "check"
     for path in sorted(fixtures.glob("*.py")):
         text = path.read_text()
         want = [(f.line, f.column, f.end_line, f.end_column, f.code) for f in check_source(text, path.name)]
@@ -176,8 +177,8 @@ def test_every_fixture_gives_the_same_findings_with_other_newlines_and_a_bom(tmp
 
 def test_bom_crlf_file_whose_fix_adds_an_import(tmp_path, capsys):
     """The inserted `import tensorflow as tf` line takes the file's CRLF, after the BOM."""
-    source = (Path(__file__).parent / "fixtures" / "fix" / "no_tf_alias.py").read_text()
-    want = (Path(__file__).parent / "fixtures" / "fix" / "no_tf_alias.fixed.py").read_text()
+    source = (paths.FIXTURES / "fix" / "no_tf_alias.py").read_text()
+    want = (paths.FIXTURES / "fix" / "no_tf_alias.fixed.py").read_text()
     target = tmp_path / "a.py"
     target.write_bytes(b"\xef\xbb\xbf" + source.replace("\n", "\r\n").encode())
     run(["check", "--no-cache", "--fix", "--exit-zero", str(target)], capsys)
@@ -766,7 +767,7 @@ def cached_project(tmp_path):
     """A project with its own pyproject.toml: the cache goes to .syncadvisor_cache/ beside it."""
     import shutil
 
-    shutil.copytree(Path(__file__).parent / "fixtures" / "check", tmp_path / "src")
+    shutil.copytree(paths.FIXTURES / "check", tmp_path / "src")
     for k in range(40):
         (tmp_path / "src" / f"extra{k}.py").write_text(BAD + f"w{k} = tf.Variable({k})\n")
     (tmp_path / "pyproject.toml").write_text("[tool.syncadvisor]\n")

@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests import paths
 
 
-HERE = Path(__file__).parent
+HERE = paths.TESTS
 REPO = HERE.parent
 CHECK = HERE / "fixtures" / "check"
 NOTEBOOK = HERE / "fixtures" / "notebooks" / "train.ipynb"

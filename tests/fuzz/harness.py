@@ -1,6 +1,6 @@
 """Fuzzing the engine and the fixer: the harness, and a long run to start by hand.
 
-    python tests/fuzz_long.py --minutes 10 [--out fuzz-failures] [--seed 1]
+    python -m tests.fuzz.harness --minutes 10 [--out fuzz-failures] [--seed 1]
 
 Three kinds of input, in turn:
 
@@ -22,7 +22,7 @@ outside the fixes' declared edits is unchanged; and the same program with CRLF o
 newlines is fixed identically, newlines kept.
 
 The long run prints how many programs it tried and every failure, and saves each failing
-input (with what failed) under `--out`. tests/test_fuzz.py runs a bounded, deterministic
+input (with what failed) under `--out`. tests/fuzz/test_fuzz.py runs a bounded, deterministic
 slice of the same in the test suite.
 """
 from __future__ import annotations
@@ -34,7 +34,6 @@ import hashlib
 import io
 import random
 import re
-import sys
 import time
 import tokenize
 import traceback
@@ -45,17 +44,14 @@ from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-ROOT = Path(__file__).resolve().parent
-try:
-    import syncadvisor  # noqa: F401
-except ImportError:  # run as a script from a checkout that is not installed
-    sys.path.insert(0, str(ROOT.parent))
+from syncadvisor import fixes as fixes_module
+from syncadvisor.config import Settings
+from syncadvisor.engine import Run
+from syncadvisor.files import decode_source, encode_source
+from syncadvisor.findings import Finding
+from tests import paths
 
-from syncadvisor import fixes as fixes_module  # noqa: E402
-from syncadvisor.config import Settings  # noqa: E402
-from syncadvisor.engine import Run  # noqa: E402
-from syncadvisor.files import decode_source, encode_source  # noqa: E402
-from syncadvisor.findings import Finding  # noqa: E402
+ROOT = paths.TESTS
 
 SETTINGS = {
     "unknown": Settings(root=str(ROOT)),
@@ -726,7 +722,7 @@ def hypothesmith_programs():
 # --- mutations of the fixtures ---------------------------------------------------------
 
 def seed_files() -> List[Path]:
-    found = sorted((ROOT / "fixtures").rglob("*.py")) + sorted((ROOT / "runtime" / "snippets").glob("*.py"))
+    found = sorted(paths.FIXTURES.rglob("*.py")) + sorted(paths.SNIPPETS.glob("*.py"))
     return [p for p in found if p.name != "__init__.py"]
 
 

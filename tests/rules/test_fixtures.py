@@ -16,8 +16,9 @@ import pytest
 from syncadvisor.config import Settings
 from syncadvisor.engine import Run
 from syncadvisor.files import discover
+from tests import paths
 
-ROOT = Path(__file__).parent / "fixtures" / "check"
+ROOT = paths.FIXTURES / "check"
 FILES = sorted(p for p in ROOT.rglob("*.py") if p.name != "__init__.py")
 
 

@@ -10,8 +10,9 @@ import pytest
 import syncadvisor.engine.analyze as analyze
 import syncadvisor.engine.parallel as parallel
 from syncadvisor.cli import main
+from tests import paths
 
-FIXTURES = Path(__file__).parent / "fixtures" / "check"
+FIXTURES = paths.FIXTURES / "check"
 
 
 @pytest.fixture

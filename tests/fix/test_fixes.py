@@ -13,8 +13,9 @@ import pytest
 from syncadvisor.api import check_source, fix_source
 from syncadvisor.cli import main
 from syncadvisor.findings import SAFE
+from tests import paths
 
-ROOT = Path(__file__).parent / "fixtures" / "fix"
+ROOT = paths.FIXTURES / "fix"
 INPUTS = sorted(p for p in ROOT.glob("*.py") if not p.name.endswith("fixed.py"))
 REGENERATE = os.environ.get("SYNCADVISOR_REGENERATE") == "1"
 

@@ -6,15 +6,15 @@ import ast
 import dataclasses
 import pickle
 import textwrap
-from pathlib import Path
 
 import pytest
 
 from syncadvisor.model import tfapi
 from syncadvisor.model.builder import build_model
+from tests import paths
 
-TESTS = Path(__file__).parent
-SOURCES = sorted(p for folder in (TESTS / "fixtures", TESTS / "runtime" / "snippets")
+TESTS = paths.TESTS
+SOURCES = sorted(p for folder in (paths.FIXTURES, paths.SNIPPETS)
                  for p in folder.rglob("*.py") if p.name != "syntax_error.py")
 REWRITES = tfapi.prefix_rewrites(False)
 

@@ -24,15 +24,10 @@ import os
 import sys
 import time
 import warnings
-from pathlib import Path
 
 import pytest
 
-_TESTS_DIR = Path(__file__).resolve().parent
-if str(_TESTS_DIR) not in sys.path:
-    sys.path.insert(0, str(_TESTS_DIR))
-
-from runtime import (  # noqa: E402
+from tests.runtime import (
     TensorFlowUnavailable,
     describe_record,
     fixed_of,
