@@ -12,11 +12,15 @@ share the folder; anything unreadable is ignored and rebuilt.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
 import tempfile
 from typing import List, Sequence, Tuple
+
+try:  # BLAKE2 alone: `hashlib` would also load OpenSSL's hashes, a few ms an editor pays per call
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - a Python without the module
+    from hashlib import blake2b
 
 from . import __version__
 from .collector import collector_paused
@@ -35,11 +39,11 @@ def _tool_fingerprint() -> str:
             if name.endswith(".py"):
                 stat = os.stat(os.path.join(folder, name))
                 parts.append(f"{name}:{stat.st_size}:{stat.st_mtime_ns}")
-    return hashlib.blake2b("/".join(parts).encode(), digest_size=8).hexdigest()
+    return blake2b("/".join(parts).encode(), digest_size=8).hexdigest()
 
 
 def digest(data: bytes, salt: str) -> str:
-    h = hashlib.blake2b(data, digest_size=16, person=b"syncadvisor")
+    h = blake2b(data, digest_size=16, person=b"syncadvisor")
     h.update(salt.encode())
     return h.hexdigest()
 
@@ -48,7 +52,7 @@ class Cache:
     def __init__(self, directory: str, model_key: str, run_key: str):
         self.directory = directory
         self.salt = f"{_tool_fingerprint()}/{_FORMAT}/{model_key}"
-        self.run_key = hashlib.blake2b(f"{self.salt}/{run_key}".encode(), digest_size=12).hexdigest()
+        self.run_key = blake2b(f"{self.salt}/{run_key}".encode(), digest_size=12).hexdigest()
 
     # --- per-file models ---------------------------------------------------------
 
@@ -70,7 +74,7 @@ class Cache:
     # --- whole runs --------------------------------------------------------------------
 
     def _run_path(self, root: str) -> str:
-        name = hashlib.blake2b(f"{os.path.abspath(root)}/{self.run_key}".encode(),
+        name = blake2b(f"{os.path.abspath(root)}/{self.run_key}".encode(),
                                digest_size=12).hexdigest()
         return os.path.join(self.directory, "runs", name + ".pickle")
 

@@ -13,10 +13,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python < 3.11 only
-    import tomli as tomllib
 
 TABLE = "syncadvisor"
 KERAS_CHOICES = ("auto", "2", "3")
@@ -149,14 +145,22 @@ def _read_toml(path: Path, status: Optional[os.stat_result] = None) -> dict:
 def _parse_toml(path: Path) -> dict:
     try:
         with open(path, "rb") as handle:
-            return tomllib.load(handle)
+            data = handle.read()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    if path.name == "pyproject.toml" and TABLE.encode() not in data:
+        return {}  # no table of ours, whatever else it holds: not parsed (nor imported tomllib)
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python < 3.11 only
+        import tomli as tomllib
+    try:
+        return tomllib.loads(data.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     except UnicodeDecodeError as exc:  # TOML is UTF-8 by definition
         raise ConfigError(f"{path}: not valid TOML: not UTF-8 ({exc.reason} at byte "
                           f"{exc.start})") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
 
 
 def load_settings(config_file: Optional[str] = None, start: Optional[str] = None) -> Settings:

@@ -11,7 +11,6 @@ would not round-trip byte for byte.
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
@@ -70,12 +69,16 @@ def _detect_indent(raw: str) -> Optional[int]:
 
 
 def _dump(data: dict, indent: Optional[int], raw: str) -> str:
+    import json
+
     text = json.dumps(data, indent=indent, ensure_ascii=False)
     return text + "\n" if raw.endswith("\n") else text
 
 
 def load(raw: str) -> Notebook:
     try:
+        import json
+
         data = json.loads(raw)
     except ValueError as exc:
         raise UnreadableSource(f"not a valid notebook (JSON: {exc})") from None
@@ -135,6 +138,8 @@ def write_back(nb: Notebook, virtual: str) -> str:
     chunks = virtual.split("\n" + MARKER + "\n")
     if len(chunks) != len(nb.cells) + 1 or chunks[-1].strip():
         raise ValueError("the fixed code no longer matches the notebook's cells")
+    import json
+
     data = json.loads(nb.raw)
     for (number, _, _), chunk in zip(nb.cells, chunks):
         cell = data["cells"][number - 1]

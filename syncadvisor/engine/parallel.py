@@ -2,23 +2,25 @@
 code that knows about processes.
 
 A worker that dies (a crash in native code, the OOM killer) costs its file a TFS900,
-never the run: what was not done yet is checked again, one file per process.
+never the run: what was not done yet is checked again, one file per process. The
+process machinery is imported only when a pool is started: a run of one file (an
+editor's) never needs it.
 """
 from __future__ import annotations
 
-import multiprocessing
 import os
 import pickle
 import shutil
 import tempfile
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, List, Optional, Sequence, Tuple
 
 from ..collector import collector_paused
 from ..config import Settings
 from .analyze import FileResult, analyze_bytes, analyze_unmodelled, died
 from .prefilter import may_hold_a_finding
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 Item = Tuple[str, bytes]  # a file's path, and its bytes (a notebook's JSON)
 
@@ -75,6 +77,8 @@ def _chunks(sizes: Sequence[int]) -> List[range]:
 
 def _pool_context():
     """Fork where there is fork: a worker starts at once, with everything imported."""
+    import multiprocessing
+
     return multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
 
 
@@ -128,10 +132,13 @@ def _analyze_in_pool(items: Sequence[Item], settings: Settings, workers: int,
     them from the back until the two meet, so that no one waits: what a worker does
     costs pickling there and unpickling here, what this process does costs neither.
     """
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     context = _pool_context()
     chunks = _chunks([len(data) for _, data in items])
     results: List[Optional[FileResult]] = [None] * len(items)
-    sent: List[Tuple[range, Future]] = []
+    sent: List[Tuple[range, "Future"]] = []
     unread = 0  # sent[unread:] are not read back yet
     head, tail = 0, len(chunks)  # chunks[head:tail] are nobody's yet
     in_flight = 2 * (workers - 1)  # enough that a worker never waits for this process
@@ -183,6 +190,9 @@ def _analyze_in_pool(items: Sequence[Item], settings: Settings, workers: int,
 
 def _analyze_isolated(item: Item, settings: Settings, context) -> FileResult:
     """`item` alone in a new worker process; an internal error if that dies too."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     try:
         with ProcessPoolExecutor(1, mp_context=context, initializer=_init_worker,
                                  initargs=(settings,)) as pool:
