@@ -1,4 +1,4 @@
-"""Benchmark harness for syncadvisor (issue 6).
+"""Benchmark harness for syncadvisor.
 
 Run ``python -m benchmarks --help``.  The harness downloads its corpus (the
 keras, tf_keras and tensorflow wheels, pinned) from PyPI into

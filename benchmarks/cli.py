@@ -8,7 +8,8 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks import corpus as corpus_mod
+from benchmarks import HERE, corpus as corpus_mod
+from benchmarks.editor import format_editor, run_editor
 from benchmarks.harness import run_scaling, run_tools
 from benchmarks.report import format_result, format_scaling, machine_info
 from benchmarks.tools import ALL_TOOLS, TOOL_ALIASES, build_tools, resolve_tool_keys
@@ -24,7 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m benchmarks",
         description="Time syncadvisor (cold, warm), ruff, flake8 with and without the TFS plugin, and "
                     "TorchFix on the same files, alternating runs; print medians, ratios to ruff "
-                    "--no-cache, peak memory and issue 6's targets.")
+                    "--no-cache, peak memory and the targets.")
     p.add_argument("--corpus", choices=list(corpus_mod.CORPUS_CHOICES), default="keras+tf_keras",
                    help="which pinned PyPI packages to measure on; 'all' = keras+tf_keras, then tensorflow "
                         "(default: %(default)s)")
@@ -45,6 +46,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "(or of --corpus-path)")
     p.add_argument("--scaling-factors", default="1,2,4", metavar="LIST", help=argparse.SUPPRESS)
     p.add_argument("--flake8-jobs", type=int, default=2, metavar="N", help="flake8 -j (default: 2)")
+    p.add_argument("--editor", action="store_true",
+                   help="also time flake8 with and without the TFS plugin on a changed 300-line buffer "
+                        "from stdin, as an editor runs it (--repeats calls each, at least 10)")
+    p.add_argument("--results", type=Path, default=HERE / "RESULTS.md", metavar="FILE",
+                   help="append this run's tables to FILE (default: benchmarks/RESULTS.md)")
+    p.add_argument("--no-results", action="store_true", help="append nothing to a results file")
     p.add_argument("--prepare", action="store_true",
                    help="only download/extract the corpus and install TorchFix, then exit")
     p.add_argument("--json", type=Path, metavar="FILE", help="write all raw numbers to FILE")
@@ -85,6 +92,9 @@ def main(argv: list[str] | None = None) -> int:
             build_tools(["torchfix"], log=_log)
         return 0
 
+    _fresh_bytecode()
+    if args.editor:
+        keys_for_build = keys_for_build + [k for k in ("flake8", "flake8-tfs") if k not in keys_for_build]
     tools = build_tools(keys_for_build, flake8_jobs=args.flake8_jobs, log=_log)
     table_tools = [t for t in tools if t.key in keys]
     for t in tools:
@@ -120,13 +130,54 @@ def main(argv: list[str] | None = None) -> int:
         texts.append(text)
         print("\n" + text, flush=True)
 
+    if args.editor:
+        by_key = {t.key: t for t in tools}
+        ed = run_editor(by_key["flake8"], by_key["flake8-tfs"], calls=max(10, args.repeats),
+                        timeout=args.timeout, log=_log)
+        out["editor"] = ed
+        text = format_editor(ed)
+        texts.append(text)
+        print("\n" + text, flush=True)
+
     out["total_seconds"] = time.perf_counter() - started
     print(f"\n(total harness time {out['total_seconds']:.0f} s)")
+    if texts and not args.no_results:
+        _append_results(args.results, machine, out["argv"], texts, out["total_seconds"])
+        _log(f"[bench] tables appended to {args.results}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(out, indent=2))
         _log(f"[bench] raw numbers written to {args.json}")
     return 0
+
+
+def _fresh_bytecode() -> None:
+    """Every tool's Python modules compiled now: with PYTHONDONTWRITEBYTECODE set, a module
+    edited since its .pyc was written would be compiled again in every timed run, which an
+    installed tool never does."""
+    import os
+    import subprocess
+
+    import syncadvisor
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([sys.executable, "-m", "compileall", "-q",
+                    str(Path(syncadvisor.__file__).parent)], env=env, check=False,
+                   stdout=subprocess.DEVNULL)
+
+
+def _append_results(path: Path, machine: dict, argv: list, texts: list, seconds: float) -> None:
+    """One section per run, newest last: when, where, the command, the tables."""
+    new = not path.exists()
+    with open(path, "a", encoding="utf-8") as out:
+        if new:
+            out.write("# Benchmark results\n\nWritten by `python -m benchmarks` (one section per run, "
+                      "newest last; `--no-results` leaves this file alone). Each section names the "
+                      "machine and the commit it measured.\n")
+        commit = machine.get("git_commit") or "?"
+        out.write(f"\n## {machine.get('date_utc', '?')} at {commit}\n\n")
+        out.write(f"`python -m benchmarks {' '.join(argv)}` ({seconds:.0f} s)\n\n```\n")
+        out.write("\n\n".join(t.strip("\n") for t in texts) + "\n```\n")
 
 
 if __name__ == "__main__":

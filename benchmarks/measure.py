@@ -110,11 +110,16 @@ def tree_rss(pid: int, per_process=_rss_bytes) -> int:
 
 def run_measured(cmd: list[str], cwd: Path, env: dict | None = None, timeout: float | None = None,
                  poll_interval: float = 0.05, track_tree: bool = True,
-                 track_pss: bool = False) -> RunResult:
-    """Run ``cmd`` (stdout discarded, stderr kept for diagnostics) and measure it."""
-    with tempfile.TemporaryFile() as err:
+                 track_pss: bool = False, stdin: bytes | None = None) -> RunResult:
+    """Run ``cmd`` (stdout discarded, stderr kept for diagnostics) and measure it; ``stdin``:
+    what it reads on standard input (from a file written before the clock starts)."""
+    with tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as given:
+        if stdin is not None:
+            given.write(stdin)
+            given.seek(0)
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=str(cwd), env=env, stdin=subprocess.DEVNULL,
+        proc = subprocess.Popen(cmd, cwd=str(cwd), env=env,
+                                stdin=given if stdin is not None else subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
         done = threading.Event()
         state = {"tree_peak": 0, "pss_peak": 0, "timed_out": False}

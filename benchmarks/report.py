@@ -180,7 +180,7 @@ def format_result(res: dict, machine: dict | None = None) -> str:
     for key, i in info.items():
         if i.get("note") and res["tools"].get(key, {}).get("status") != "n/a":
             lines.append(f"  {res['tools'][key]['label']}: {i['note']}")
-    lines.append("Targets (issue 6):")
+    lines.append("Targets:")
     for t in res["targets"]:
         lines.append(f"  [{t['verdict']:<6}] {t['description']}: {_fmt_target_value(t)}")
         if t["id"] == "plugin_share" and t.get("value") is not None:
