@@ -78,7 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the name to report (and match config against) for standard input")
 
     rules = sub.add_parser("rules", help="list every rule")
-    rules.add_argument("--format", choices=("text", "json"), default="text")
+    rules.add_argument("--format", choices=("text", "json", "markdown"), default="text",
+                       help="text (default), json, markdown (the table in README.md)")
 
     explain = sub.add_parser("explain", help="what a rule checks, why, and how it fixes")
     explain.add_argument("code", metavar="CODE")
@@ -248,6 +249,11 @@ def _rules(args: argparse.Namespace) -> int:
                  "fix": r.fix_availability} for r in rules]
         json.dump(data, sys.stdout, indent=2)
         sys.stdout.write("\n")
+        return EXIT_CLEAN
+    if args.format == "markdown":
+        from .rules.docs import rules_table
+
+        sys.stdout.write(rules_table(rules))
         return EXIT_CLEAN
     width = max(len(r.name) for r in rules)
     for r in rules:
