@@ -98,10 +98,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser.parse_args(argv)
     if argv is None and args.command == "check":
         # The command's own process, which ends with the run: the cycle collector
-        # would only scan every model again (0.5 s over keras) to free a few cycles,
-        # and so would freeing every object one by one at exit (0.2 s), or as the
-        # run's functions return (0.06 s: see `_HELD`): skipped, once the report is
-        # written (everything else the run writes is closed by then).
+        # would only scan every model again to free a few cycles, and so would freeing
+        # every object one by one at exit, or as the run's functions return (see
+        # `_HELD`): skipped, once the report is written (everything else the run
+        # writes is closed by then).
         gc.disable()
         args.ends_process = True
         code = _command(parser, args)

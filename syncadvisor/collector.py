@@ -11,9 +11,8 @@ def collector_paused():
 
     A parse allocates a tree of objects that all live until the model is built, and a
     run keeps every file's model: the collector would scan all of them again and again
-    to find little (a few hundred objects in cycles per file, measured on keras), at
-    about a fifth of a run's time. What it would have found is collected once it is
-    back on.
+    to find little (a few hundred objects in cycles per file). What it would have found
+    is collected once it is back on.
     """
     collecting = gc.isenabled()
     gc.disable()

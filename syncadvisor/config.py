@@ -123,8 +123,7 @@ def find_pyproject(start: Path) -> Optional[Path]:
 
 
 # path -> (mtime, size, table): the flake8 plugin looks for settings once per folder, and
-# each look read and parsed the same project's pyproject.toml again (tensorflow's 540
-# folders under one pyproject.toml: 0.2 s of a flake8 run).
+# would otherwise read and parse the same project's pyproject.toml once per folder.
 _TOML_READ: Dict[str, Tuple[int, int, dict]] = {}
 
 

@@ -53,8 +53,8 @@ class SyncAdvisorChecker:
 
     def run(self) -> Iterator[Tuple[int, int, str, type]]:
         # The collector stays off until this file's models are freed again: turned back on
-        # while they lived, it at once scanned every object they hold, to find next to
-        # nothing (flake8 -j1 over keras+tf_keras: 0.21 s of the plugin's 3.0 s, now 0.11).
+        # while they lived, it would at once scan every object they hold, to find next to
+        # nothing.
         with collector_paused():
             reported = self._check()
         return iter(reported)

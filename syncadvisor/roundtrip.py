@@ -13,8 +13,8 @@ from .lines import line_starts
 
 # libcst's native parser recurses on the C stack once per nesting level: from about 1,500
 # nested brackets, or 8,000 operands of one `and`, the stack overflows and the whole
-# process dies (SIGSEGV); long operator, attribute or call chains take seconds to minutes
-# (8,000 `+` operands: 93 s). Python's own parser refuses the deepest of these (more than
+# process dies (SIGSEGV); long operator, attribute or call chains take seconds to
+# minutes. Python's own parser refuses the deepest of these (more than
 # 200 nested brackets; RecursionError or MemoryError on deep expressions), and nothing
 # written by hand comes near the limit.
 MAX_EXPRESSION_DEPTH = 1000

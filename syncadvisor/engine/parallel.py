@@ -101,10 +101,10 @@ def _analyze_job(item: Item) -> FileResult:
 
 def _analyze_chunk(indices: Sequence[int]) -> str:
     """Analyse `_WORKER_ITEMS[i]` for each index; the results are pickled to a file,
-    whose name is returned. Sent back through the pool's pipe, a chunk's models held
-    the worker until the parent's result thread had read them all, 64 KB at a time,
-    each read waiting for the GIL that the parent's own analysis holds: keras+tf_keras,
-    the worker sat idle 0.7 s of a 2.6 s stage."""
+    whose name is returned. Sent back through the pool's pipe, a chunk's models would
+    hold the worker until the parent's result thread had read them all, 64 KB at a
+    time, each read waiting for the GIL that the parent's own analysis holds: the
+    worker would sit idle."""
     results = [_analyze_job(_WORKER_ITEMS[i]) for i in indices]
     handle, name = tempfile.mkstemp(dir=_WORKER_SPOOL)
     with os.fdopen(handle, "wb") as spooled:

@@ -4,10 +4,9 @@ from __future__ import annotations
 import re
 
 # A file without any of these words cannot hold a variable site, an enum reference
-# or a strategy scope (`X.scope()`; the word "scope" alone also kept every file with a
-# `tf.name_scope`: 87 more of keras+tf_keras, 11% more bytes parsed, not one finding
-# more in keras, tf_keras or tensorflow), so it is never parsed. Searched for one at a
-# time: `in` finds a word several times faster than a regular expression of the ten.
+# or a strategy scope (`X.scope()`: the word "scope" alone would keep every file with a
+# `tf.name_scope`, which holds no strategy), so it is never parsed. Searched for one at
+# a time: `in` finds a word several times faster than a regular expression of the ten.
 PREFILTER_WORDS = ("Variable", ".scope", "strategy", "Strategy", "add_weight", "get_variable",
                    "get_local_variable", "add_variable", "Synchronization", "Aggregation")
 # The same words in a file's bytes, for every encoding a source file may have (an
@@ -18,10 +17,7 @@ _PREFILTER_BYTES = tuple(word.encode("ascii") for word in PREFILTER_WORDS)
 # in a notebook's JSON `"V = tf.Variable\n"`): followed, after spaces, by one of
 # `(` `)` `]` `,` `;` `#` `\` a quote, a line end or ` as `. Not in prose ("Variables in
 # the list", "`Variable` must be", "VariableScope for"), nor in `variables.Variable.X` or
-# `v: tf.Variable = ...`: a file with no other word is then dropped (keras+tf_keras 11
-# files, 3.2% of the bytes kept before; tensorflow 33 files, 8.2%; the same findings in
-# all three; in those files the word is in comments, docstrings and messages, and in
-# `variables.Variable.SaveSliceInfo`).
+# `v: tf.Variable = ...`: a file with no other word is then dropped.
 _VARIABLE_USE = r"Variable\w*[ \t\f]*(?:[()\],;#\\\r\n\"']|$| as )"
 _VARIABLE_USES = (re.compile(_VARIABLE_USE, re.ASCII),  # as in bytes: `\w` is [a-zA-Z0-9_]
                   re.compile(_VARIABLE_USE.encode("ascii")))
