@@ -29,7 +29,6 @@ from .facts import (
 )
 from .names import CLASS, COMPREHENSION, FUNCTION, MODULE, Binding, NameResolver, PendingRef, Scope
 
-_KERAS_IMPORT_FAMILIES = (("tf_keras", tfapi.KERAS2), ("keras", tfapi.KERAS3))
 MEMBER_LIKE = re.compile(r"^[A-Z][A-Z0-9_]*$")  # an enum member's spelling
 MAX_VALUE_DEPTH = 2  # how deep call arguments are kept as values
 
@@ -336,8 +335,8 @@ class ModelBuilder:
 
     def _note_keras_import(self, full: str) -> None:
         canonical = self._resolver.canonical(full)
-        for prefix, family in _KERAS_IMPORT_FAMILIES:
-            if canonical == prefix or canonical.startswith(prefix + "."):
+        for module, family in tfapi.KERAS_IMPORT_FAMILIES:
+            if canonical == module or canonical.startswith(module + "."):
                 self._keras_imports.add(family)
 
     # --- classes, functions, lambdas, comprehensions -----------------------------------------

@@ -14,20 +14,36 @@ from typing import Dict, FrozenSet, Mapping, Optional, Tuple
 SYNC = "synchronization"
 AGG = "aggregation"
 
-SYNC_MEMBERS: Tuple[str, ...] = ("AUTO", "NONE", "ON_WRITE", "ON_READ")
-AGG_MEMBERS: Tuple[str, ...] = ("NONE", "SUM", "MEAN", "ONLY_FIRST_REPLICA")
+# The enums' members. NONE is a member of both: a constant's prefix says which enum it
+# means, and its value is the member's name either way (models hold these strings, and
+# are pickled and cached).
+SYNC_AUTO = "AUTO"
+SYNC_NONE = "NONE"
+SYNC_ON_WRITE = "ON_WRITE"
+SYNC_ON_READ = "ON_READ"
+AGG_NONE = "NONE"
+AGG_SUM = "SUM"
+AGG_MEAN = "MEAN"
+AGG_ONLY_FIRST_REPLICA = "ONLY_FIRST_REPLICA"
+# tf.compat.v1.VariableAggregation's TF 1 name for ONLY_FIRST_REPLICA.
+AGG_ONLY_FIRST_TOWER = "ONLY_FIRST_TOWER"
+
+SYNC_MEMBERS: Tuple[str, ...] = (SYNC_AUTO, SYNC_NONE, SYNC_ON_WRITE, SYNC_ON_READ)
+AGG_MEMBERS: Tuple[str, ...] = (AGG_NONE, AGG_SUM, AGG_MEAN, AGG_ONLY_FIRST_REPLICA)
 MEMBERS = {SYNC: SYNC_MEMBERS, AGG: AGG_MEMBERS}
 
 # Plain enum.Enum values; tf.Variable converts valid ints without a strategy.
 MEMBER_BY_INT = {
-    SYNC: {0: "AUTO", 1: "NONE", 2: "ON_WRITE", 3: "ON_READ"},
-    AGG: {0: "NONE", 1: "SUM", 2: "MEAN", 3: "ONLY_FIRST_REPLICA"},
+    SYNC: {0: SYNC_AUTO, 1: SYNC_NONE, 2: SYNC_ON_WRITE, 3: SYNC_ON_READ},
+    AGG: {0: AGG_NONE, 1: AGG_SUM, 2: AGG_MEAN, 3: AGG_ONLY_FIRST_REPLICA},
 }
 
 # Keras 3 spells the members as lowercase strings.
 KERAS3_STRING = {
-    SYNC: {"auto": "AUTO", "none": "NONE", "on_write": "ON_WRITE", "on_read": "ON_READ"},
-    AGG: {"none": "NONE", "sum": "SUM", "mean": "MEAN", "only_first_replica": "ONLY_FIRST_REPLICA"},
+    SYNC: {"auto": SYNC_AUTO, "none": SYNC_NONE, "on_write": SYNC_ON_WRITE,
+           "on_read": SYNC_ON_READ},
+    AGG: {"none": AGG_NONE, "sum": AGG_SUM, "mean": AGG_MEAN,
+          "only_first_replica": AGG_ONLY_FIRST_REPLICA},
 }
 
 
@@ -43,16 +59,17 @@ class EnumClass:
     known_mistakes: Mapping[str, str] = field(default_factory=dict)
 
 
-_SYNC_ENUM = EnumClass(SYNC, SYNC_MEMBERS, known_mistakes={"DEFAULT": "AUTO"})
+_SYNC_ENUM = EnumClass(SYNC, SYNC_MEMBERS, known_mistakes={"DEFAULT": SYNC_AUTO})
 _AGG_V2_ENUM = EnumClass(
-    AGG, AGG_MEMBERS, known_mistakes={"ONLY_FIRST_TOWER": "ONLY_FIRST_REPLICA", "DEFAULT": "NONE"}
+    AGG, AGG_MEMBERS,
+    known_mistakes={AGG_ONLY_FIRST_TOWER: AGG_ONLY_FIRST_REPLICA, "DEFAULT": AGG_NONE}
 )
 # tf.compat.v1.VariableAggregation still has ONLY_FIRST_TOWER (== ONLY_FIRST_REPLICA).
 _AGG_V1_ENUM = EnumClass(
     AGG,
     AGG_MEMBERS,
-    aliases={"ONLY_FIRST_TOWER": "ONLY_FIRST_REPLICA"},
-    known_mistakes={"DEFAULT": "NONE"},
+    aliases={AGG_ONLY_FIRST_TOWER: AGG_ONLY_FIRST_REPLICA},
+    known_mistakes={"DEFAULT": AGG_NONE},
 )
 
 ENUM_CLASSES: Dict[str, EnumClass] = {
@@ -67,6 +84,14 @@ ENUM_CLASSES: Dict[str, EnumClass] = {
 
 # The public spelling a fix writes, relative to the `tensorflow` module.
 ENUM_PUBLIC_PATH = {SYNC: "VariableSynchronization", AGG: "VariableAggregation"}
+# How messages name each enum class.
+ENUM_TITLE = {setting: "tf." + path for setting, path in ENUM_PUBLIC_PATH.items()}
+# Modules a fix may spell an enum member through (`<their local name>.<ENUM_PUBLIC_PATH>`),
+# in order of preference, where the file has a module-level name for one.
+ENUM_MODULES = ("tensorflow", "tensorflow.compat.v1", "tensorflow.compat.v2")
+# What a fix inserts where the file has no name for any of them, and the name it binds.
+TENSORFLOW_IMPORT = "import tensorflow as tf"
+TENSORFLOW_IMPORTED_AS = "tf"
 
 
 # --- variable-creating APIs ------------------------------------------------
@@ -95,8 +120,8 @@ class ApiSpec:
     accepts_any_keyword: bool = False  # **kwargs
     values: str = ENUM_VALUES
     # What the variable gets when the argument is not written (or cannot be).
-    sync_default: Optional[str] = "AUTO"
-    agg_default: Optional[str] = "NONE"
+    sync_default: Optional[str] = SYNC_AUTO
+    agg_default: Optional[str] = AGG_NONE
     sync_forced: Optional[str] = None  # e.g. Keras 3 metric variables are always ON_READ
     trainable_default: str = TRAINABLE_NOT_ON_READ
     has_trainable: bool = True
@@ -169,8 +194,8 @@ KERAS2_METRIC_ADD_WEIGHT = ApiSpec(
     "Metric.add_weight (tf_keras)",
     KERAS2,
     ("name", "shape", "aggregation", "synchronization", "initializer", "dtype"),
-    sync_default="ON_READ",
-    agg_default="SUM",
+    sync_default=SYNC_ON_READ,
+    agg_default=AGG_SUM,
     trainable_default=TRAINABLE_FALSE,
     has_trainable=False,
     initializer_param="initializer",
@@ -189,7 +214,7 @@ KERAS3_VARIABLE = ApiSpec(
      "synchronization", "name", "layout"),
     accepts_any_keyword=True,
     values=STRING_VALUES,
-    sync_default="AUTO",
+    sync_default=SYNC_AUTO,
     trainable_default=TRAINABLE_TRUE,
     initial_value_param="initializer",
     initializer_param="initializer",
@@ -209,8 +234,8 @@ KERAS3_METRIC_ADD_VARIABLE = ApiSpec(
     KERAS3,
     ("shape", "initializer", "dtype", "aggregation", "name"),
     values=STRING_VALUES,
-    sync_forced="ON_READ",
-    agg_default="SUM",
+    sync_forced=SYNC_ON_READ,
+    agg_default=AGG_SUM,
     trainable_default=TRAINABLE_FALSE,
     has_trainable=False,
     initializer_param="initializer",
@@ -220,8 +245,8 @@ KERAS3_METRIC_ADD_WEIGHT = ApiSpec(
     KERAS3,
     ("shape", "initializer", "dtype", "name"),
     values=STRING_VALUES,
-    sync_forced="ON_READ",
-    agg_default="SUM",  # it calls add_variable, whose default is "sum"
+    sync_forced=SYNC_ON_READ,
+    agg_default=AGG_SUM,  # it calls add_variable, whose default is "sum"
     trainable_default=TRAINABLE_FALSE,
     has_trainable=False,
     initializer_param="initializer",
@@ -280,8 +305,18 @@ CREATION_CALLEE_NAMES = frozenset(
     {q.rsplit(".", 1)[1] for q in FUNCTION_APIS} | CREATION_METHODS
 )
 
+# The top-level module of each Keras family, after canonicalisation.
+KERAS2_MODULE = "tf_keras"
+KERAS3_MODULE = "keras"
+# A file that imports one of these modules (or anything under it) uses that family.
+KERAS_IMPORT_FAMILIES = ((KERAS2_MODULE, KERAS2), (KERAS3_MODULE, KERAS3))
 # Module prefixes of each Keras family, after canonicalisation.
-KERAS_FAMILY_PREFIXES = (("tf_keras.", KERAS2), ("keras.", KERAS3))
+KERAS2_PREFIX = KERAS2_MODULE + "."
+KERAS3_PREFIX = KERAS3_MODULE + "."
+KERAS_FAMILY_PREFIXES = ((KERAS2_PREFIX, KERAS2), (KERAS3_PREFIX, KERAS3))
+# tf_keras' own metric classes: their weights are ON_READ + SUM, their `update_state`
+# assigns with `assign_add`.
+KERAS2_METRICS_PREFIX = "tf_keras.metrics."
 # Class-kind by a segment of the base class's qualified name.
 KERAS_KIND_SEGMENTS = (("metrics", METRIC), ("optimizers", OPTIMIZER))
 
@@ -316,6 +351,35 @@ TENSOR_FACTORIES: Dict[str, int] = {
     "keras.ops.zeros": 1,
     "keras.ops.ones": 1,
 }
+# Tensor constructors whose dtype, when not given, is a literal value's: qualified
+# name -> the argument that holds the value (0: the first, -1: the last).
+VALUE_DTYPE_FACTORIES: Dict[str, int] = {
+    "tensorflow.constant": 0,
+    "tensorflow.convert_to_tensor": 0,
+    "numpy.array": 0,
+    "numpy.asarray": 0,
+    "tensorflow.fill": -1,  # fill(dims, value)
+    "tensorflow.range": 0,
+}
+# Tensor constructors whose dtype, when not given, is float32.
+FLOAT32_FACTORIES = frozenset({"tensorflow.zeros", "tensorflow.ones", "keras.ops.zeros",
+                               "keras.ops.ones"})
+# Tensor constructors whose result is the same tensor on every replica when their
+# arguments are literals or names.
+CONSTANT_FACTORIES = frozenset({"tensorflow.constant", "tensorflow.ones", "tensorflow.zeros",
+                                "tensorflow.fill", "tensorflow.cast"})
+# Tensor constructors that take a shape: qualified name -> position of the shape argument.
+SHAPE_FACTORIES: Dict[str, int] = {
+    "tensorflow.zeros": 0, "tensorflow.ones": 0, "tensorflow.fill": 0, "tensorflow.empty": 0,
+    "tensorflow.random.normal": 0, "tensorflow.random.uniform": 0,
+    "tensorflow.random.truncated_normal": 0, "tensorflow.compat.v1.random_normal": 0,
+    "tensorflow.compat.v1.zeros": 0, "tensorflow.compat.v1.ones": 0,
+    "numpy.zeros": 0, "numpy.ones": 0, "numpy.full": 0, "numpy.empty": 0,
+    "keras.ops.zeros": 0, "keras.ops.ones": 0, "keras.ops.full": 0,
+}
+# Tensor constructors whose shape is that of their first argument, a (nested) literal.
+LITERAL_FACTORIES = frozenset({"tensorflow.constant", "tensorflow.convert_to_tensor",
+                               "numpy.array", "numpy.asarray", "keras.ops.array"})
 
 
 # --- strategies ------------------------------------------------------------

@@ -32,8 +32,6 @@ CONSTANT = "constant"  # the same tensor on every replica
 PER_REPLICA = "per-replica"  # anything else: it can differ between replicas
 
 _MAX_DEPTH = 10
-_CONSTANT_FACTORIES = frozenset({"tensorflow.constant", "tensorflow.ones", "tensorflow.zeros",
-                                 "tensorflow.fill", "tensorflow.cast"})
 
 VarKey = Tuple[str, int]  # (path, index into FileModel.creations)
 
@@ -96,7 +94,7 @@ def value_kind(value: Optional[Value]) -> str:
         return PER_REPLICA
     if value.kind in (INT, FLOAT, BOOL):
         return PYTHON_NUMBER
-    if value.kind == CALL and value.qname in _CONSTANT_FACTORIES and all(
+    if value.kind == CALL and value.qname in tfapi.CONSTANT_FACTORIES and all(
             a.kind in (INT, FLOAT, BOOL, QNAME) for a in value.args):
         return CONSTANT
     if value.kind == QNAME and value.qname and "." in value.qname:

@@ -175,9 +175,10 @@ def _setting(api: tfapi.ApiSpec, name: str, passed: Optional[Tuple[Argument, boo
     elif value.kind == NONE:
         form = NONE_VALUE
         if keras3 or name == tfapi.AGG:
-            member = "NONE"  # Keras 3 maps None to "none"; tf.Variable resets it to NONE
+            # Keras 3 maps None to "none"; tf.Variable resets it to NONE
+            member = tfapi.AGG_NONE if name == tfapi.AGG else tfapi.SYNC_NONE
         else:
-            member = "AUTO"  # tf.Variable(synchronization=None) means AUTO
+            member = tfapi.SYNC_AUTO  # tf.Variable(synchronization=None) means AUTO
     else:
         form = UNKNOWN
     intended = member
@@ -203,7 +204,7 @@ def _trainable(api: tfapi.ApiSpec, passed: Optional[Tuple[Argument, bool]], sync
         return False
     if sync.member is None:
         return None
-    return sync.member != "ON_READ"
+    return sync.member != tfapi.SYNC_ON_READ
 
 
 def dtype_name(value: Optional[Value]) -> Optional[str]:
@@ -248,11 +249,10 @@ def infer_dtype(value: Optional[Value]) -> Optional[str]:
         explicit = value.args[position]
     if explicit is not None:
         return dtype_name(explicit)
-    if value.qname in ("tensorflow.constant", "tensorflow.convert_to_tensor", "numpy.array",
-                       "numpy.asarray", "tensorflow.fill", "tensorflow.range") and value.args:
-        source = value.args[-1] if value.qname == "tensorflow.fill" else value.args[0]
-        return _literal_dtype(source)
-    if value.qname in ("tensorflow.zeros", "tensorflow.ones", "keras.ops.zeros", "keras.ops.ones"):
+    source = tfapi.VALUE_DTYPE_FACTORIES.get(value.qname or "")
+    if source is not None and value.args:
+        return _literal_dtype(value.args[source])
+    if value.qname in tfapi.FLOAT32_FACTORIES:
         return "float32"
     return None
 

@@ -14,16 +14,19 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from ..model import tfapi
+from ..model.tfapi import (AGG_MEAN, AGG_NONE, AGG_ONLY_FIRST_REPLICA, AGG_SUM, SYNC_AUTO,
+                           SYNC_NONE, SYNC_ON_READ, SYNC_ON_WRITE)
 from .plan import SiteSpec
 
 Choice = Tuple[str, str]
 
 _PREFERENCE: Tuple[Choice, ...] = (
-    ("AUTO", "NONE"),
-    ("ON_READ", "SUM"), ("ON_READ", "MEAN"), ("ON_READ", "ONLY_FIRST_REPLICA"),
-    ("AUTO", "ONLY_FIRST_REPLICA"), ("AUTO", "SUM"), ("AUTO", "MEAN"),
-    ("ON_WRITE", "NONE"), ("ON_WRITE", "ONLY_FIRST_REPLICA"), ("ON_WRITE", "SUM"),
-    ("ON_WRITE", "MEAN"), ("ON_READ", "NONE"),
+    (SYNC_AUTO, AGG_NONE),
+    (SYNC_ON_READ, AGG_SUM), (SYNC_ON_READ, AGG_MEAN), (SYNC_ON_READ, AGG_ONLY_FIRST_REPLICA),
+    (SYNC_AUTO, AGG_ONLY_FIRST_REPLICA), (SYNC_AUTO, AGG_SUM), (SYNC_AUTO, AGG_MEAN),
+    (SYNC_ON_WRITE, AGG_NONE), (SYNC_ON_WRITE, AGG_ONLY_FIRST_REPLICA), (SYNC_ON_WRITE, AGG_SUM),
+    (SYNC_ON_WRITE, AGG_MEAN), (SYNC_ON_READ, AGG_NONE),
 )
 
 # Findings about spelling or structure: nothing the profiler measures speaks to them.
@@ -55,7 +58,7 @@ def _usable(m: Optional[Dict[str, Any]]) -> bool:
 
 
 def _rank(choice: Choice, current: Choice, trainable: bool) -> int:
-    on_read_penalty = 100 if trainable and choice[0] == "ON_READ" else 0
+    on_read_penalty = 100 if trainable and choice[0] == SYNC_ON_READ else 0
     if choice == current:
         return on_read_penalty
     base = _PREFERENCE.index(choice) + 1 if choice in _PREFERENCE else len(_PREFERENCE) + 1
@@ -118,10 +121,10 @@ def recommend(spec: SiteSpec, measurements: List[Dict[str, Any]]) -> Dict[str, A
     t_best, t_other = _time(best), _time(other)
     if t_best is not None and t_other is not None and other_key != best_key:
         parts.append(f"median step {t_best:.3f} ms against {t_other:.3f} ms for {fmt(other_key)}")
-    if best_key[0] == "ON_READ" and best.get("reductions_per_read") is not None:
+    if best_key[0] == SYNC_ON_READ and best.get("reductions_per_read") is not None:
         parts.append(f"its aggregation happens when it is read in cross-replica context instead: "
                      f"{_n(best['reductions_per_read'], 'reduction')} per read")
-    if spec.family == "keras3" and best_key[0] not in ("AUTO", current[0]) and \
+    if spec.family == tfapi.KERAS3 and best_key[0] not in (SYNC_AUTO, current[0]) and \
             (spec.api or "").startswith("Layer.add_weight"):
         parts.append("Keras 3 `add_weight` has no synchronization parameter: create a "
                      "`keras.Variable(..., synchronization=\"on_read\")` instead")
@@ -156,30 +159,30 @@ def _judge(code: str, spec: SiteSpec, by: Dict[Choice, Dict[str, Any]],
         return ("agrees", yes) if ok else ("disagrees", no)
 
     if code == "TFS101":
-        m = by.get(("NONE", current[1] or "NONE")) or by.get(("NONE", "NONE"))
+        m = by.get((SYNC_NONE, current[1] or AGG_NONE)) or by.get((SYNC_NONE, AGG_NONE))
         if m is None:
             return "not measured", "synchronization NONE was not measured"
         return verdict(_errored(m), f"NONE raised: {_short_error(m)}", "NONE ran without an error")
     if code == "TFS102":
         if best is None:
             return "not measured", "no choice was usable"
-        return verdict(best[0] != "ON_READ", f"the recommendation is {fmt(best)}, not ON_READ",
+        return verdict(best[0] != SYNC_ON_READ, f"the recommendation is {fmt(best)}, not ON_READ",
                        f"the recommendation is {fmt(best)}")
     if code == "TFS103":
-        m = by.get(("ON_READ", "NONE"))
+        m = by.get((SYNC_ON_READ, AGG_NONE))
         if m is None:
             return "not measured", "ON_READ + NONE was not measured"
         ok = _errored(m) or m.get("values_agree") is False
         return verdict(ok, f"ON_READ + NONE: {_short_error(m) or 'values differ'}",
                        "ON_READ + NONE ran and read the reference's values")
     if code == "TFS104":
-        means = [m for (s, a), m in by.items() if a == "MEAN" and s != "NONE"]
+        means = [m for (s, a), m in by.items() if a == AGG_MEAN and s != SYNC_NONE]
         if not means:
             return "not measured", "MEAN was not measured"
         ok = all(_errored(m) for m in means)
         return verdict(ok, f"MEAN raised: {_short_error(means[0])}", "MEAN ran without an error")
     if code == "TFS105":
-        m = by.get(("ON_READ", "SUM"))
+        m = by.get((SYNC_ON_READ, AGG_SUM))
         if m is None:
             return "not measured", "ON_READ + SUM was not measured"
         return verdict(_errored(m), f"ON_READ + SUM raised: {_short_error(m)}",
@@ -190,7 +193,7 @@ def _judge(code: str, spec: SiteSpec, by: Dict[Choice, Dict[str, Any]],
         return verdict(_errored(cur), f"{fmt(current)} raised: {_short_error(cur)}",
                        f"{fmt(current)} ran without an error")
     if code == "TFS107":
-        m = by.get(("ON_WRITE", "SUM"))
+        m = by.get((SYNC_ON_WRITE, AGG_SUM))
         if m is None:
             return "not measured", "ON_WRITE + SUM was not measured"
         return verdict(_errored(m), f"ON_WRITE + SUM raised: {_short_error(m)}",
@@ -205,16 +208,17 @@ def _judge(code: str, spec: SiteSpec, by: Dict[Choice, Dict[str, Any]],
     if code == "TFS301":
         if best is None:
             return "not measured", "no choice was usable"
-        return verdict(best[0] == "ON_READ", f"the measurement recommends {fmt(best)}",
+        return verdict(best[0] == SYNC_ON_READ, f"the measurement recommends {fmt(best)}",
                        f"the measurement recommends {fmt(best)}, not ON_READ")
     if code == "TFS302":
         if best is None:
             return "not measured", "no choice was usable"
-        return verdict(best[1] == "ONLY_FIRST_REPLICA", f"the measurement recommends {fmt(best)}",
+        return verdict(best[1] == AGG_ONLY_FIRST_REPLICA,
+                       f"the measurement recommends {fmt(best)}",
                        f"the measurement recommends {fmt(best)}")
     if code == "TFS303":
-        agg = current[1] or "NONE"
-        a, w = by.get(("AUTO", agg)), by.get(("ON_WRITE", agg))
+        agg = current[1] or AGG_NONE
+        a, w = by.get((SYNC_AUTO, agg)), by.get((SYNC_ON_WRITE, agg))
         if a is None or w is None:
             return "not measured", "AUTO and ON_WRITE were not both measured"
         fields = ("error", "reductions_per_step", "transfers_per_step", "values_agree")

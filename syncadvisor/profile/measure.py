@@ -33,6 +33,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+from ..model.tfapi import SYNC_ON_READ  # noqa: E402
 from .plan import (ADDITIVE, CHOICES, GRADIENT, PER_REPLICA, PYTHON_NUMBER,  # noqa: E402
                    SCATTERS, Pattern, Update)
 
@@ -493,7 +494,7 @@ def _compare(results: List[Dict[str, Any]], pattern: Pattern) -> None:
             r["values_agree"] = None
             continue
         agree = _close(reads, ref_reads)
-        if agree and r["synchronization"] != "ON_READ":
+        if agree and r["synchronization"] != SYNC_ON_READ:
             agree = all(_close(copy, copies[0]) for copy in copies)
         r["values_agree"] = agree
     if ref is not None:

@@ -34,8 +34,12 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-SYNC_CHOICES: Tuple[str, ...] = ("AUTO", "ON_WRITE", "ON_READ", "NONE")
-AGG_CHOICES: Tuple[str, ...] = ("NONE", "SUM", "MEAN", "ONLY_FIRST_REPLICA")
+from ..model import tfapi
+from ..model.tfapi import (AGG_MEAN, AGG_NONE, AGG_ONLY_FIRST_REPLICA, AGG_SUM, SYNC_AUTO,
+                           SYNC_NONE, SYNC_ON_READ, SYNC_ON_WRITE)
+
+SYNC_CHOICES: Tuple[str, ...] = (SYNC_AUTO, SYNC_ON_WRITE, SYNC_ON_READ, SYNC_NONE)
+AGG_CHOICES: Tuple[str, ...] = (AGG_NONE, AGG_SUM, AGG_MEAN, AGG_ONLY_FIRST_REPLICA)
 CHOICES: Tuple[Tuple[str, str], ...] = tuple((s, a) for s in SYNC_CHOICES for a in AGG_CHOICES)
 
 DEFAULT_SHAPE: Tuple[int, ...] = (16, 16)
@@ -167,15 +171,15 @@ def reference_choice(updates: Sequence[Update], dtype: str) -> Tuple[str, str]:
     or through an optimizer."""
     replica = [u for u in updates if u.replica_context and u.method != GRADIENT]
     if not replica:
-        return ("AUTO", "NONE")
+        return (SYNC_AUTO, AGG_NONE)
     per_replica = [u for u in replica if u.value == PER_REPLICA]
     if not per_replica:
-        return ("ON_WRITE", "ONLY_FIRST_REPLICA")
+        return (SYNC_ON_WRITE, AGG_ONLY_FIRST_REPLICA)
     if any(u.method in SCATTERS for u in per_replica):
-        return ("ON_WRITE", "ONLY_FIRST_REPLICA")
+        return (SYNC_ON_WRITE, AGG_ONLY_FIRST_REPLICA)
     if all(u.method in ADDITIVE for u in per_replica):
-        return ("ON_WRITE", "SUM")
-    return ("ON_WRITE", "ONLY_FIRST_REPLICA" if is_integer(dtype) else "MEAN")
+        return (SYNC_ON_WRITE, AGG_SUM)
+    return (SYNC_ON_WRITE, AGG_ONLY_FIRST_REPLICA if is_integer(dtype) else AGG_MEAN)
 
 
 # --- the canonical patterns ------------------------------------------------------------------
@@ -202,7 +206,7 @@ class Canonical:
 CANONICAL: Tuple[Canonical, ...] = (
     Canonical(
         "trainable-weight", "trainable weight with gradients", (32, 32), "float32", True,
-        (Update(GRADIENT, PER_REPLICA, True),), ("AUTO", "NONE"),
+        (Update(GRADIENT, PER_REPLICA, True),), (SYNC_AUTO, AGG_NONE),
         _HEADER
         + "    kernel = tf.Variable(tf.zeros([32, 32]))\n\n\n"
         "@tf.function\n"
@@ -216,7 +220,7 @@ CANONICAL: Tuple[Canonical, ...] = (
     ),
     Canonical(
         "metric-accumulator", "metric accumulator", (), "float32", False,
-        (Update("assign_add", PER_REPLICA, True),), ("AUTO", "SUM"),
+        (Update("assign_add", PER_REPLICA, True),), (SYNC_AUTO, AGG_SUM),
         _HEADER
         + "    total = tf.Variable(0.0, trainable=False, aggregation=tf.VariableAggregation.SUM)\n\n\n"
         "@tf.function\n"
@@ -227,7 +231,7 @@ CANONICAL: Tuple[Canonical, ...] = (
     ),
     Canonical(
         "step-counter", "step counter", (), "int64", False,
-        (Update("assign_add", PYTHON_NUMBER, True),), ("AUTO", "NONE"),
+        (Update("assign_add", PYTHON_NUMBER, True),), (SYNC_AUTO, AGG_NONE),
         _HEADER
         + "    step = tf.Variable(0, dtype=tf.int64, trainable=False)\n\n\n"
         "@tf.function\n"
@@ -238,7 +242,7 @@ CANONICAL: Tuple[Canonical, ...] = (
     ),
     Canonical(
         "moving-statistic", "moving statistic", (32,), "float32", False,
-        (Update("assign", PER_REPLICA, True, decay=0.9),), ("AUTO", "NONE"),
+        (Update("assign", PER_REPLICA, True, decay=0.9),), (SYNC_AUTO, AGG_NONE),
         _HEADER
         + "    moving_mean = tf.Variable(tf.zeros([32]), trainable=False)\n\n\n"
         "@tf.function\n"
@@ -249,7 +253,7 @@ CANONICAL: Tuple[Canonical, ...] = (
     ),
     Canonical(
         "gradient-accumulator", "gradient accumulator", (32, 32), "float32", False,
-        (Update("assign_add", PER_REPLICA, True),), ("AUTO", "NONE"),
+        (Update("assign_add", PER_REPLICA, True),), (SYNC_AUTO, AGG_NONE),
         _HEADER
         + "    accumulated = tf.Variable(tf.zeros([32, 32]), trainable=False)\n\n\n"
         "@tf.function\n"
@@ -267,33 +271,22 @@ def canonical_sites(findings_for_source=None) -> List[SiteSpec]:
     """The built-in patterns. `findings_for_source(text)` gives the static findings of each
     pattern's example (the code as commonly written), if a checker is passed."""
     sites = []
+    # Every example creates its variable with tf.Variable, spelled as the API's title.
+    creates = tfapi.TF_VARIABLE.title + "("
     for c in CANONICAL:
         pattern = Pattern(
             kind=c.kind, title=c.title, shape=c.shape, dtype=c.dtype, trainable=c.trainable,
             updates=c.updates, reference=reference_choice(c.updates, c.dtype), source="canonical",
         )
-        line = next(i for i, text in enumerate(c.example.splitlines(), 1) if "tf.Variable(" in text)
+        line = next(i for i, text in enumerate(c.example.splitlines(), 1) if creates in text)
         findings = list(findings_for_source(c.example)) if findings_for_source else []
         sites.append(SiteSpec(path=None, line=line, name=c.kind, pattern=pattern,
-                              current=c.current, api="tf.Variable", family="tf",
+                              current=c.current, api=tfapi.TF_VARIABLE.title, family=tfapi.TF,
                               findings=findings, example=c.example))
     return sites
 
 
 # --- sites found in the user's files -----------------------------------------------------------
-
-_SHAPE_FACTORIES = {
-    # qualified name -> position of the shape argument
-    "tensorflow.zeros": 0, "tensorflow.ones": 0, "tensorflow.fill": 0, "tensorflow.empty": 0,
-    "tensorflow.random.normal": 0, "tensorflow.random.uniform": 0,
-    "tensorflow.random.truncated_normal": 0, "tensorflow.compat.v1.random_normal": 0,
-    "tensorflow.compat.v1.zeros": 0, "tensorflow.compat.v1.ones": 0,
-    "numpy.zeros": 0, "numpy.ones": 0, "numpy.full": 0, "numpy.empty": 0,
-    "keras.ops.zeros": 0, "keras.ops.ones": 0, "keras.ops.full": 0,
-}
-_LITERAL_FACTORIES = frozenset({"tensorflow.constant", "tensorflow.convert_to_tensor",
-                                "numpy.array", "numpy.asarray", "keras.ops.array"})
-
 
 def _literal(text: Optional[str]):
     if text is None:
@@ -371,13 +364,13 @@ def static_shape(site) -> Optional[Tuple[int, ...]]:
         return ()
     if initial.kind == "call":
         qname = initial.qname or ""
-        if qname in _SHAPE_FACTORIES:
+        if qname in tfapi.SHAPE_FACTORIES:
             shape_value = initial.kwarg("shape") or initial.kwarg("dims")
-            position = _SHAPE_FACTORIES[qname]
+            position = tfapi.SHAPE_FACTORIES[qname]
             if shape_value is None and len(initial.args) > position:
                 shape_value = initial.args[position]
             return _as_shape(_literal(shape_value.text)) if shape_value is not None else None
-        if qname in _LITERAL_FACTORIES and initial.args:
+        if qname in tfapi.LITERAL_FACTORIES and initial.args:
             return _nested_shape(_literal(initial.args[0].text))
     if initial.kind == "other":
         return _nested_shape(_literal(initial.text))
@@ -448,7 +441,7 @@ def site_spec(site, findings: Iterable[FindingRef] = ()) -> SiteSpec:
     agg_member = getattr(getattr(site, "agg", None), "member", None)
     trainable = getattr(site, "trainable", None)
     if trainable is None:
-        trainable = sync_member != "ON_READ"
+        trainable = sync_member != SYNC_ON_READ
         notes.append(f"trainable not known from the code: measured as {trainable}")
     updates, source, update_notes = _updates_of(site, dtype, trainable)
     notes.extend(update_notes)

@@ -244,12 +244,12 @@ class RuleContext:
             if member in members:
                 return f"{local}.{member}", ()
         aliases = self.linked.aliases
-        for module in ("tensorflow", "tensorflow.compat.v1", "tensorflow.compat.v2"):
+        for module in tfapi.ENUM_MODULES:
             if module in aliases:
                 return f"{aliases[module]}.{public}.{member}", ()
         edit = Edit(self.model.import_line, 1, self.model.import_line, 1,
-                    "import tensorflow as tf" + self.model.newline)
-        return f"tf.{public}.{member}", (edit,)
+                    tfapi.TENSORFLOW_IMPORT + self.model.newline)
+        return f"{tfapi.TENSORFLOW_IMPORTED_AS}.{public}.{member}", (edit,)
 
 
 def suggest_aggregation(site: VariableSite) -> Tuple[str, str]:
@@ -260,15 +260,15 @@ def suggest_aggregation(site: VariableSite) -> Tuple[str, str]:
     same_everywhere = updates and all(u.value_kind in (PYTHON_NUMBER, CONSTANT) for u in updates)
     if methods and methods <= {"assign_add", "assign_sub"}:
         if same_everywhere:
-            return "ONLY_FIRST_REPLICA", "a counter every replica advances alike"
-        return "SUM", "an accumulator: the replicas' contributions add up"
+            return tfapi.AGG_ONLY_FIRST_REPLICA, "a counter every replica advances alike"
+        return tfapi.AGG_SUM, "an accumulator: the replicas' contributions add up"
     if "assign" in methods:
         if integer:
-            return "ONLY_FIRST_REPLICA", "an integer state (MEAN needs a float dtype)"
-        return "MEAN", "a statistic each replica assigns: the replicas' values are averaged"
+            return tfapi.AGG_ONLY_FIRST_REPLICA, "an integer state (MEAN needs a float dtype)"
+        return tfapi.AGG_MEAN, "a statistic each replica assigns: the replicas' values are averaged"
     if integer:
-        return "ONLY_FIRST_REPLICA", "an integer state, with no update visible"
-    return "SUM", "no update is visible; SUM suits accumulators, MEAN statistics"
+        return tfapi.AGG_ONLY_FIRST_REPLICA, "an integer state, with no update visible"
+    return tfapi.AGG_SUM, "no update is visible; SUM suits accumulators, MEAN statistics"
 
 
 def member_text(ctx: "RuleContext", site: VariableSite, setting_name: str, member: str,
@@ -317,7 +317,7 @@ def written(setting_name: str, setting) -> str:
 
 
 def enum_title(setting_name: str) -> str:
-    return "tf." + tfapi.ENUM_PUBLIC_PATH[setting_name]
+    return tfapi.ENUM_TITLE[setting_name]
 
 
 def make_fix(applicability: str, message: str, *edits: Edit) -> Fix:

@@ -77,7 +77,7 @@ class UnknownEnumMember(Rule):
             if known is not None:
                 fix = make_fix(SAFE, f"Replace with `{ref.class_text}.{known}`",
                                ctx.replace(ref.member_span, known))
-                if ref.member == "ONLY_FIRST_TOWER":
+                if ref.member == tfapi.AGG_ONLY_FIRST_TOWER:
                     reason = ("ONLY_FIRST_TOWER is a TF 1 spelling that only "
                               "tf.compat.v1.VariableAggregation still has")
                 else:

@@ -111,7 +111,7 @@ class NonEnumValue(Rule):
             where = verdict.where if verdict else ("under MirroredStrategy, MultiWorkerMirroredStrategy "
                                                    "or TPUStrategy (it only works without them)")
             note = ""
-            if site.api.on_read_trainable_raises and setting.member == "ON_READ":
+            if site.api.on_read_trainable_raises and setting.member == tfapi.SYNC_ON_READ:
                 note = "; tf_keras also skips its ON_READ/trainable check for ints"
             message = (f"`{text}` is an int, not a `{enum}` member: it raises ValueError "
                        f"(\"Invalid variable {name} mode: {setting.arg.value.text}\") {where}{note}")
@@ -121,7 +121,7 @@ class NonEnumValue(Rule):
             verdict = ctx.judge(site, tfapi.MIRRORING_STRATEGIES)
             where = verdict.where if verdict else ("under MirroredStrategy, MultiWorkerMirroredStrategy "
                                                    "or TPUStrategy")
-            spelling, imports = ctx.enum_spelling(name, "AUTO")
+            spelling, imports = ctx.enum_spelling(name, tfapi.SYNC_AUTO)
             edits = ctx.drop_setting(site, setting, spelling)
             fix = make_fix(SAFE, "Remove `synchronization=None` (it means AUTO)", *edits,
                            *(imports if setting.positional else ()))

@@ -78,13 +78,14 @@ class NoneUnderStrategy(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for site in ctx.sites:
             sync = site.sync
-            if sync.member != "NONE" or sync.form not in (ENUM, KERAS_STRING) or sync.arg is None:
+            if sync.member != tfapi.SYNC_NONE or sync.form not in (ENUM, KERAS_STRING) \
+                    or sync.arg is None:
                 continue
             verdict = ctx.judge(site, tfapi.MIRRORING_STRATEGIES)
             if verdict is None:
                 continue
             default = '"auto"' if site.family == tfapi.KERAS3 else \
-                ctx.enum_spelling(tfapi.SYNC, "AUTO", sync.arg.value.prefix_text)[0]
+                ctx.enum_spelling(tfapi.SYNC, tfapi.SYNC_AUTO, sync.arg.value.prefix_text)[0]
             fix = make_fix(UNSAFE, "Remove `synchronization` (AUTO: mirrored under this strategy)",
                            *ctx.drop_setting(site, sync, default))
             yield ctx.finding(

@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..findings import Finding
+from ..model import tfapi
 from .base import ERROR, UNSAFE, WARNING, Expect, Invalid, Rule, RuleContext, make_fix
 
 
@@ -71,7 +72,8 @@ class OnReadTrainable(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for site in ctx.sites:
-            if site.sync.member != "ON_READ" or site.trainable is not True or site.sync.arg is None:
+            if site.sync.member != tfapi.SYNC_ON_READ or site.trainable is not True \
+                    or site.sync.arg is None:
                 continue
             arg = site.trainable_arg
             if arg is not None:

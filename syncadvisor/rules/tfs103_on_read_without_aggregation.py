@@ -84,7 +84,7 @@ class OnReadWithoutAggregation(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for site in ctx.sites:
-            if site.sync.member != "ON_READ" or site.agg.member != "NONE":
+            if site.sync.member != tfapi.SYNC_ON_READ or site.agg.member != tfapi.AGG_NONE:
                 continue
             if site.api.sync_forced is not None:
                 continue  # Keras 3 metric variables: the API chose ON_READ itself

@@ -80,7 +80,7 @@ class MeanOnInteger(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for site in ctx.sites:
-            if site.agg.member != "MEAN" or site.dtype not in tfapi.INTEGER_DTYPES:
+            if site.agg.member != tfapi.AGG_MEAN or site.dtype not in tfapi.INTEGER_DTYPES:
                 continue
             if site.agg.arg is None:
                 continue
@@ -100,8 +100,8 @@ class MeanOnInteger(Rule):
                                 f"not supported\") {verdict.where}")
             arg = site.agg.arg
             member, reason = suggest_aggregation(site)
-            if member == "MEAN":
-                member, reason = "ONLY_FIRST_REPLICA", "MEAN needs a float dtype"
+            if member == tfapi.AGG_MEAN:
+                member, reason = tfapi.AGG_ONLY_FIRST_REPLICA, "MEAN needs a float dtype"
             new, edits = set_setting(ctx, site, tfapi.AGG, member)
             fix = make_fix(UNSAFE, f"Use {new} ({reason})", *edits)
             yield ctx.finding(

@@ -74,8 +74,8 @@ class OnReadSumCrossReplicaUpdate(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         reported = set()
         for site in ctx.once(self.code, lambda: [
-                s for s in ctx.all_sites() if s.sync.member == "ON_READ"
-                and s.agg.member == "SUM" and s.family != tfapi.KERAS3]):
+                s for s in ctx.all_sites() if s.sync.member == tfapi.SYNC_ON_READ
+                and s.agg.member == tfapi.AGG_SUM and s.family != tfapi.KERAS3]):
             for update in site.updates:
                 if update.method not in _INCREMENTS:
                     continue
@@ -109,7 +109,7 @@ class OnReadSumCrossReplicaUpdate(Rule):
                 continue
             for obj in usage.constructions(use.receiver, ctx.path):
                 qname = str(obj.key)
-                if not qname.startswith("tf_keras.metrics."):
+                if not qname.startswith(tfapi.KERAS2_METRICS_PREFIX):
                     continue
                 bound, path = obj.origin  # type: ignore[misc]
                 contexts = list(usage.creation_contexts(bound, path))

@@ -75,8 +75,9 @@ class UnsupportedScatter(Rule):
         for site in ctx.once(self.code, lambda: [
                 s for s in ctx.all_sites()
                 if any(u.method in tfapi.SCATTER_METHODS for u in s.updates)]):
-            on_read = site.sync.member == "ON_READ"
-            aggregated = site.sync.member in ("AUTO", "ON_WRITE") and site.agg.member in ("SUM", "MEAN")
+            on_read = site.sync.member == tfapi.SYNC_ON_READ
+            aggregated = site.sync.member in (tfapi.SYNC_AUTO, tfapi.SYNC_ON_WRITE) and \
+                site.agg.member in (tfapi.AGG_SUM, tfapi.AGG_MEAN)
             if not (on_read or aggregated):
                 continue
             for update in site.updates:

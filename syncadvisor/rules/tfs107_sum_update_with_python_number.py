@@ -67,7 +67,8 @@ class SumUpdateWithPythonNumber(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for site in ctx.sites:
-            if site.sync.member not in ("AUTO", "ON_WRITE") or site.agg.member != "SUM":
+            if site.sync.member not in (tfapi.SYNC_AUTO, tfapi.SYNC_ON_WRITE) \
+                    or site.agg.member != tfapi.AGG_SUM:
                 continue
             updates = [u for u in site.updates if u.method in tfapi.ASSIGN_METHODS
                        and u.value_kind == PYTHON_NUMBER and u.replica_context]
@@ -79,7 +80,7 @@ class SumUpdateWithPythonNumber(Rule):
                 continue
             update = updates[0]
             value = update.value.text if update.value is not None else "a number"
-            text, edits = set_setting(ctx, site, tfapi.AGG, "ONLY_FIRST_REPLICA")
+            text, edits = set_setting(ctx, site, tfapi.AGG, tfapi.AGG_ONLY_FIRST_REPLICA)
             fix = make_fix(UNSAFE, f"Use `aggregation={text}` (every replica adds the same amount)",
                            *edits)
             yield ctx.finding(

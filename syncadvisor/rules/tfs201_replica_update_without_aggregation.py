@@ -93,7 +93,8 @@ class ReplicaUpdateWithoutAggregation(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for site in ctx.sites:
-            if site.sync.member not in ("AUTO", "ON_WRITE") or site.agg.member != "NONE":
+            if site.sync.member not in (tfapi.SYNC_AUTO, tfapi.SYNC_ON_WRITE) \
+                    or site.agg.member != tfapi.AGG_NONE:
                 continue
             updates = [u for u in site.updates if u.method in tfapi.UPDATE_METHODS
                        and u.value_kind == PER_REPLICA and u.replica_context]

@@ -66,7 +66,7 @@ class Keras3BatchNormUnsynchronized(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for layer in ctx.model.layer_calls:
-            if not (layer.callee or "").startswith("keras."):
+            if not (layer.callee or "").startswith(tfapi.KERAS3_PREFIX):
                 continue
             synchronized = next((a for a in layer.args if a.keyword == "synchronized"), None)
             if synchronized is not None and not (synchronized.value.kind == BOOL

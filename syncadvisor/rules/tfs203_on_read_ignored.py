@@ -56,7 +56,7 @@ class OnReadIgnored(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         aggregating = set(tfapi.AGGREGATING_STRATEGIES)
         for site in ctx.sites:
-            if site.sync.member != "ON_READ" or site.sync.arg is None or not site.contexts:
+            if site.sync.member != tfapi.SYNC_ON_READ or site.sync.arg is None or not site.contexts:
                 continue
             strategies = [c.strategy for c in site.contexts]
             if not all(c.kind == IN_STRATEGY and c.strategy is not None

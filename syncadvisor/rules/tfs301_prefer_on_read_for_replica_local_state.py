@@ -76,9 +76,11 @@ class PreferOnReadForReplicaLocalState(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for site in ctx.sites:
-            if site.trainable is not False or site.sync.member not in ("AUTO", "ON_WRITE"):
+            if site.trainable is not False or \
+                    site.sync.member not in (tfapi.SYNC_AUTO, tfapi.SYNC_ON_WRITE):
                 continue
-            if site.agg.member not in ("SUM", "MEAN") or not site.api.has_parameter(tfapi.SYNC):
+            if site.agg.member not in (tfapi.AGG_SUM, tfapi.AGG_MEAN) or \
+                    not site.api.has_parameter(tfapi.SYNC):
                 continue
             replica = [u for u in site.updates if u.replica_context]
             if not any(u.value_kind == PER_REPLICA for u in replica):
@@ -89,7 +91,7 @@ class PreferOnReadForReplicaLocalState(Rule):
                 continue  # TPUs want metrics ON_WRITE (tf_keras forces it there)
             if self._read_in_replica(ctx, site, replica):
                 continue
-            text, edits = set_setting(ctx, site, tfapi.SYNC, "ON_READ")
+            text, edits = set_setting(ctx, site, tfapi.SYNC, tfapi.SYNC_ON_READ)
             yield ctx.finding(
                 site_span(site, site.sync),
                 f"`{site.name}` ({site.agg.member}, not trainable) is written in replica context "

@@ -69,9 +69,9 @@ class CounterWithoutOnlyFirstReplica(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for site in ctx.sites:
-            if site.dtype not in tfapi.INTEGER_DTYPES or site.agg.member != "NONE":
+            if site.dtype not in tfapi.INTEGER_DTYPES or site.agg.member != tfapi.AGG_NONE:
                 continue
-            if site.sync.member == "ON_READ" or not site.api.has_parameter(tfapi.AGG):
+            if site.sync.member == tfapi.SYNC_ON_READ or not site.api.has_parameter(tfapi.AGG):
                 continue
             counting = [u for u in site.updates if u.replica_context
                         and u.method in ("assign_add", "assign_sub")
@@ -81,7 +81,7 @@ class CounterWithoutOnlyFirstReplica(Rule):
             if judge(strategy_contexts(site, counting), tfapi.MIRRORING_STRATEGIES, ctx.path,
                      ctx.settings.assume_strategy) is None:
                 continue
-            text, edits = set_setting(ctx, site, tfapi.AGG, "ONLY_FIRST_REPLICA")
+            text, edits = set_setting(ctx, site, tfapi.AGG, tfapi.AGG_ONLY_FIRST_REPLICA)
             update = counting[0]
             yield ctx.finding(
                 site_span(site, site.agg),

@@ -61,12 +61,13 @@ class ExplicitOnWrite(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for site in ctx.sites:
             sync = site.sync
-            if sync.member != "ON_WRITE" or sync.form not in (ENUM, KERAS_STRING) or sync.arg is None:
+            if sync.member != tfapi.SYNC_ON_WRITE or sync.form not in (ENUM, KERAS_STRING) \
+                    or sync.arg is None:
                 continue
             if site.trainable is not True:
                 continue
             default = '"auto"' if site.family == tfapi.KERAS3 else \
-                ctx.enum_spelling(tfapi.SYNC, "AUTO", sync.arg.value.prefix_text)[0]
+                ctx.enum_spelling(tfapi.SYNC, tfapi.SYNC_AUTO, sync.arg.value.prefix_text)[0]
             fix = make_fix(SAFE, "Remove `synchronization` (AUTO is ON_WRITE where it matters)",
                            *ctx.drop_setting(site, sync, default))
             yield ctx.finding(sync.arg.span, "`synchronization=ON_WRITE` on a trainable variable "
