@@ -23,9 +23,11 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from ..lines import line_starts, position
 from . import tfapi
 from .facts import (
-    BOOL, CALL, FLOAT, INT, NONE, OTHER, QNAME, STR, Argument, Bound, CallEdge, ClassInfo,
-    CreationCall, EnumRef, FileModel, FunctionInfo, LayerCall, ObjectUse, Read, ReplicaEntry,
-    ScopeEntry, Span, Update, Value,
+    BOOL, BOUND_ATTR, BOUND_CALL, BOUND_CONTAINER, BOUND_ELEMENT, BOUND_ITEM, BOUND_LOCAL,
+    BOUND_METHOD, BOUND_NAMES, BOUND_QNAME, BOUND_SELF_ATTR, CALL, ENTRY_CROSS, ENTRY_REPLICA,
+    FLOAT, INT, NONE, OTHER, QNAME, READ_CHECKPOINT, READ_SAVE, STR, Argument, Bound, CallEdge,
+    ClassInfo, CreationCall, EnumRef, FileModel, FunctionInfo, LayerCall, ObjectUse, Read,
+    ReplicaEntry, ScopeEntry, Span, Update, Value,
 )
 from .names import CLASS, COMPREHENSION, FUNCTION, MODULE, Binding, NameResolver, PendingRef, Scope
 
@@ -241,7 +243,7 @@ class ModelBuilder:
             self._creation_aliases.add(name)
 
     def _bind_local(self, name: str) -> None:
-        self._bind(name, Bound("local", text=name))
+        self._bind(name, Bound(BOUND_LOCAL, text=name))
 
     def _lambda_id(self, node: object) -> str:
         lambda_id = self._lambda_ids.get(id(node))
@@ -308,10 +310,10 @@ class ModelBuilder:
         """`import a.b.c [as x]`."""
         self._note_keras_import(full)
         if asname is not None:
-            self._bind(asname, Bound("qname", full, text=full))
+            self._bind(asname, Bound(BOUND_QNAME, full, text=full))
         else:
             head = full.split(".", 1)[0]
-            self._bind(head, Bound("qname", head, text=head))
+            self._bind(head, Bound(BOUND_QNAME, head, text=head))
 
     def _import_from(self, module: str, level: int, names: Optional[Sequence[Tuple[str, Optional[str]]]]
                      ) -> None:
@@ -323,7 +325,7 @@ class ModelBuilder:
             full = f"{module}.{name}" if module else name
             self._note_keras_import(full)
             local = asname if asname is not None else name
-            self._bind(local, Bound("qname", full, text=local))
+            self._bind(local, Bound(BOUND_QNAME, full, text=local))
 
     def _absolute(self, level: int, module: str) -> str:
         package = self.model.module.split(".")
@@ -353,7 +355,7 @@ class ModelBuilder:
     def _enter_class(self, name: str, name_span: Span, base_parts: Sequence[Tuple[str, ...]]
                      ) -> None:
         class_id = self._qualified(name)
-        self._bind(name, Bound("qname", class_id, text=name))
+        self._bind(name, Bound(BOUND_QNAME, class_id, text=name))
         info = ClassInfo(class_id, name, (), name_span)
         self.model.classes[class_id] = info
         self._pending_bases.append((info, [self._ref(parts) for parts in base_parts]))
@@ -382,7 +384,7 @@ class ModelBuilder:
     def _enter_function(self, name: str, name_span: Span, params: List[str], static: bool
                         ) -> None:
         function_id = self._qualified(name)
-        self._bind(name, Bound("qname", function_id, text=name))
+        self._bind(name, Bound(BOUND_QNAME, function_id, text=name))
         in_class = self._scope.kind == CLASS and bool(self._classes)
         if in_class:
             klass: Optional[str] = self._classes[-1].id
@@ -431,7 +433,7 @@ class ModelBuilder:
         self.model.functions[lambda_id] = info
         if id(node) not in self._entry_lambdas:
             # Runs where it is written (tf.cond, map_fn, sorted...): the context it sits in.
-            self.model.calls.append(CallEdge(outer.id, Bound("call", qname=lambda_id),
+            self.model.calls.append(CallEdge(outer.id, Bound(BOUND_CALL, qname=lambda_id),
                                              tuple(outer.scopes), info.span))
         self._scope = Scope(FUNCTION, self._scope)
         for param in params:
@@ -508,7 +510,7 @@ class ModelBuilder:
         if node.type is not None:
             self.walk(node.type)
         if node.name is not None:
-            self._bind(node.name, Bound("local", text=node.name))
+            self._bind(node.name, Bound(BOUND_LOCAL, text=node.name))
         self._walk_all(node.body)
 
     def _dict(self, node: ast.Dict) -> None:
@@ -519,7 +521,7 @@ class ModelBuilder:
         if isinstance(target, ast.Name):
             parts = dotted_parts(value) if value is not None else None
             if parts is not None and not self._self_head(parts):
-                self._bind(target.id, Bound("qname", text=target.id, span=self._span(value)),
+                self._bind(target.id, Bound(BOUND_QNAME, text=target.id, span=self._span(value)),
                            alias=parts)
             else:
                 self._bind(target.id, self._bound_for(value, target.id))
@@ -547,7 +549,7 @@ class ModelBuilder:
         source = self._bound_for(value, self._code(value))
         for i, element in enumerate(elements):
             if isinstance(element, ast.Name):
-                self._bind(element.id, Bound("item", text=element.id, attr=str(i),
+                self._bind(element.id, Bound(BOUND_ITEM, text=element.id, attr=str(i),
                                              options=(source,)))
             else:
                 self._bind_target(element, None)
@@ -576,7 +578,7 @@ class ModelBuilder:
             self._bind_target(target, None)
 
     def _element_of(self, source: ast.AST) -> Bound:
-        return Bound("element", text=self._code(source), options=(self._ref_bound(source),))
+        return Bound(BOUND_ELEMENT, text=self._code(source), options=(self._ref_bound(source),))
 
     # --- what a name, an expression or a value is --------------------------------------------
 
@@ -589,24 +591,24 @@ class ModelBuilder:
         if text is None:
             text = self._code(node) if node.lineno in self._wide else name
         if self._is_self(node):
-            return Bound("local", None, text, self._span(node))
-        bound = Bound("names", None, text, self._span(node))  # (kind, qname, text, span)
+            return Bound(BOUND_LOCAL, None, text, self._span(node))
+        bound = Bound(BOUND_NAMES, None, text, self._span(node))  # (kind, qname, text, span)
         self._pending_names.append((self._ref((name,)), bound))
         return bound
 
     def _bound_for(self, value: Optional[ast.AST], text: str) -> Bound:
         if value is None:
-            return Bound("local", text=text)
+            return Bound(BOUND_LOCAL, text=text)
         if value.__class__ is ast.Name:
             return self._name_bound(value, text)  # type: ignore[arg-type]
         span = self._span(value)
         parts = dotted_parts(value)
         if parts is not None and not self._self_head(parts):
             if len(parts) == 1:
-                bound = Bound("names", None, text, span)
+                bound = Bound(BOUND_NAMES, None, text, span)
                 self._pending_names.append((self._ref(parts), bound))
                 return bound
-            bound = Bound("qname", None, text, span)
+            bound = Bound(BOUND_QNAME, None, text, span)
             self._pending_bounds.append((bound, self._ref(parts)))
             return bound
         if isinstance(value, (ast.Attribute, ast.Subscript)):
@@ -615,7 +617,7 @@ class ModelBuilder:
             func = value.func
             creation = self._creation_of_node.get(id(value))
             if isinstance(func, ast.Attribute) and self._is_self(func.value):
-                return Bound("method", qname=self._fn.klass, attr=func.attr, text=text,
+                return Bound(BOUND_METHOD, qname=self._fn.klass, attr=func.attr, text=text,
                              span=span, creation=creation)
             func_parts = dotted_parts(func)
             if func_parts is not None:
@@ -623,18 +625,18 @@ class ModelBuilder:
                 options = (self._ref_bound(first),) if first is not None and (isinstance(
                     first, (ast.Name, ast.Attribute, ast.Lambda)) or _is_name_constant(first)) \
                     else ()
-                bound = Bound("call", text=text, span=span, creation=creation, options=options)
+                bound = Bound(BOUND_CALL, text=text, span=span, creation=creation, options=options)
                 self._pending_bounds.append((bound, self._ref(func_parts)))
                 return bound
-            return Bound("local", text=text, span=span, creation=creation)
+            return Bound(BOUND_LOCAL, text=text, span=span, creation=creation)
         if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
             elements = tuple(self._bound_for(e, text) for e in value.elts
                              if not isinstance(e, ast.Starred))
-            return Bound("container", text=text, span=span, options=elements)
+            return Bound(BOUND_CONTAINER, text=text, span=span, options=elements)
         if isinstance(value, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
-            return Bound("container", text=text, span=span,
+            return Bound(BOUND_CONTAINER, text=text, span=span,
                          options=(self._bound_for(value.elt, text),))
-        return Bound("local", text=text, span=span)
+        return Bound(BOUND_LOCAL, text=text, span=span)
 
     def _ref_bound(self, node: ast.AST, text: Optional[str] = None) -> Bound:
         if node.__class__ is ast.Name:
@@ -644,22 +646,23 @@ class ModelBuilder:
             return self._bound_for(node, text)
         if isinstance(node, ast.Attribute):
             if self._is_self(node.value):
-                return Bound("self-attr", qname=self._fn.klass, attr=node.attr, text=text,
+                return Bound(BOUND_SELF_ATTR, qname=self._fn.klass, attr=node.attr, text=text,
                              span=self._span(node))
-            bound = Bound("attr", None, text, self._span(node), node.attr,
+            bound = Bound(BOUND_ATTR, None, text, self._span(node), node.attr,
                           (self._ref_bound(node.value),))
             parts = dotted_parts(node)
             if parts is not None and not self._self_head(parts):
                 self._pending_bounds.append((bound, self._ref(parts)))
             return bound
         if isinstance(node, ast.Subscript):
-            return Bound("element", text=text, span=self._span(node),
+            return Bound(BOUND_ELEMENT, text=text, span=self._span(node),
                          options=(self._ref_bound(node.value),))
         if isinstance(node, ast.Lambda):
-            return Bound("qname", qname=self._lambda_id(node), text="lambda", span=self._span(node))
+            return Bound(BOUND_QNAME, qname=self._lambda_id(node), text="lambda",
+                         span=self._span(node))
         if isinstance(node, ast.Call):
             return self._bound_for(node, text)
-        return Bound("local", text=text, span=self._span(node))
+        return Bound(BOUND_LOCAL, text=text, span=self._span(node))
 
     def _value(self, node: ast.AST, depth: int = 0) -> Value:
         span = self._span(node)
@@ -730,7 +733,7 @@ class ModelBuilder:
             entry = ScopeEntry((), self._code(receiver), self._span(item), fn.id)
             attribute = _attribute_of(receiver)
             if attribute is not None and self._is_self(attribute[0]):
-                entry.receivers = (Bound("self-attr", qname=fn.klass, attr=attribute[1],
+                entry.receivers = (Bound(BOUND_SELF_ATTR, qname=fn.klass, attr=attribute[1],
                                          text=entry.text, span=self._span(receiver)),)
             else:
                 entry.receivers = (self._bound_for(receiver, entry.text),)
@@ -814,7 +817,7 @@ class ModelBuilder:
             return
         fn = self._fn
         if attribute is not None and self._is_self(attribute[0]):
-            callee = Bound("method", fn.klass, "", None, last)  # kind, qname, text, span, attr
+            callee = Bound(BOUND_METHOD, fn.klass, "", None, last)  # kind, qname, text, span, attr
             self.model.calls.append(CallEdge(fn.id, callee, tuple(fn.scopes), self._span(node)))
         else:
             parts = dotted_parts(func)
@@ -827,7 +830,7 @@ class ModelBuilder:
                     options, method = (self._ref_bound(func),), "__call__"
                 # (kind, qname, text, span, attr, options): positional, as in every hot
                 # path (a call with keywords costs more than the object it makes)
-                callee = Bound("call", None, intern(".".join(parts)), None, method, options)
+                callee = Bound(BOUND_CALL, None, intern(".".join(parts)), None, method, options)
                 self._pending_bounds.append((callee, self._ref(parts)))
                 self.model.calls.append(
                     CallEdge(fn.id, callee, tuple(fn.scopes), self._span(node)))
@@ -859,7 +862,7 @@ class ModelBuilder:
         positional, _ = self._call_arguments(node)
         value = self._value(positional[0]) if positional else None
         receiver = self._ref_bound(attribute[0]) if attribute is not None else \
-            Bound("local", text=last)
+            Bound(BOUND_LOCAL, text=last)
         update = Update(receiver, last, value, self._span(node), fn.id, tuple(fn.scopes))
         # `tf.compat.v1.assign(ref, value)`, or a Keras optimizer's `self.assign(var, value)`:
         # the first argument is what changes.
@@ -889,14 +892,14 @@ class ModelBuilder:
             target = keywords.get("merge_fn" if last == "merge_call" else "fn")
             if target is None and len(positional) > index:
                 target = positional[index]
-            kind, strategy = "cross", None
+            kind, strategy = ENTRY_CROSS, None
         else:
             target = keywords.get("fn", positional[0] if positional else None)
             if last in tfapi.REPLICA_CALL_METHODS:
                 if extended is None:
                     return
                 receiver = extended[0]
-            kind, strategy = "replica", self._ref_bound(receiver)
+            kind, strategy = ENTRY_REPLICA, self._ref_bound(receiver)
         if target is None:
             return
         if isinstance(target, ast.Lambda):
@@ -911,13 +914,13 @@ class ModelBuilder:
         if last == "Checkpoint":
             if parts is None:
                 return
-            reads = [Read(self._ref_bound(value), "checkpoint", span, fn.id, scopes)
+            reads = [Read(self._ref_bound(value), READ_CHECKPOINT, span, fn.id, scopes)
                      for _, value in keywords]
             self._pending_checkpoints.append((self._ref(parts), reads))
             return
-        function_style = Read(self._ref_bound(positional[0]), "save", span, fn.id, scopes) \
+        function_style = Read(self._ref_bound(positional[0]), READ_SAVE, span, fn.id, scopes) \
             if positional else None
-        method_style = Read(self._ref_bound(attribute[0]), "save", span, fn.id, scopes) \
+        method_style = Read(self._ref_bound(attribute[0]), READ_SAVE, span, fn.id, scopes) \
             if attribute is not None else None
         if parts is not None and function_style is not None:
             self._pending_saves.append((self._ref(parts), function_style, method_style))
@@ -974,8 +977,8 @@ class ModelBuilder:
         bound = binding.bound
         if binding.alias_parts is not None:
             qname = self._resolver.resolve_binding(binding)
-            return Bound("qname", qname, text=bound.text, span=bound.span) if qname else \
-                Bound("local", text=bound.text, span=bound.span)
+            return Bound(BOUND_QNAME, qname, text=bound.text, span=bound.span) if qname else \
+                Bound(BOUND_LOCAL, text=bound.text, span=bound.span)
         return bound
 
     def finish(self) -> FileModel:
@@ -990,8 +993,8 @@ class ModelBuilder:
                 value.kind = OTHER
         for bound, ref in self._pending_bounds:
             bound.qname = resolve(ref)
-            if bound.kind == "qname" and bound.qname is None:
-                bound.kind = "local"
+            if bound.kind == BOUND_QNAME and bound.qname is None:
+                bound.kind = BOUND_LOCAL
         for ref, bound in self._pending_names:
             bound.options = tuple(b for b in self._bounds_of_name(ref) if b is not bound)
         for creation, ref in self._pending_creations:

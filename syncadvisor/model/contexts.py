@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 from . import tfapi
-from .facts import Bound, ClassInfo, FileModel, Span
+from .facts import (BOUND_CALL, BOUND_METHOD, BOUND_NAMES, BOUND_QNAME, BOUND_SELF_ATTR, Bound,
+                    ClassInfo, FileModel, Span)
 
 _MAX_DEPTH = 8
 # Methods Keras calls for you once a layer or model object exists.
@@ -152,7 +153,7 @@ class StrategyResolver:
             return []
         index = self._index
         kind = bound.kind
-        if kind == "call" and bound.qname:
+        if kind == BOUND_CALL and bound.qname:
             qname = bound.qname
             if qname in tfapi.STRATEGY_CONSTRUCTORS:
                 line = bound.span.line if bound.span else None
@@ -163,7 +164,7 @@ class StrategyResolver:
                 fm = index.functions[qname]
                 return self._from_many(fm.functions[qname].returns, fm.path, depth)
             return []
-        if kind == "qname" and bound.qname:
+        if kind == BOUND_QNAME and bound.qname:
             if any(bound.qname.startswith(p) for p in tfapi.NOT_STRATEGY_PREFIXES):
                 return []
             bounds = index.module_global(bound.qname)
@@ -171,14 +172,14 @@ class StrategyResolver:
                 fm = index.modules[bound.qname.rpartition(".")[0]]
                 return self._from_many(bounds, fm.path, depth)
             return []
-        if kind == "names":
+        if kind == BOUND_NAMES:
             return self._from_many(bound.options, path, depth)
-        if kind == "self-attr" and bound.qname and bound.attr:
+        if kind == BOUND_SELF_ATTR and bound.qname and bound.attr:
             fm = index.class_files.get(bound.qname)
             if fm is None:
                 return []
             return self._from_many(index.class_attr(bound.qname, bound.attr), fm.path, depth)
-        if kind == "method" and bound.qname and bound.attr:
+        if kind == BOUND_METHOD and bound.qname and bound.attr:
             fid = index.method(bound.qname, bound.attr)
             if fid is None:
                 return []
@@ -230,7 +231,7 @@ class ContextAnalysis:
 
     def _callees_of_calls(self, fm: FileModel) -> List[Tuple[int, List[str]]]:
         """[(i, the project functions call `i` may run)] for the calls that may run
-        any: `self.m()` (kind "method"), a project function, or a project class's
+        any: `self.m()` (BOUND_METHOD), a project function, or a project class's
         `__init__`/`build`. One loop, no call per edge: a link asks this of every call
         of the run (keras+tf_keras: 58k)."""
         table: List[Tuple[int, List[str]]] = []
@@ -241,14 +242,14 @@ class ContextAnalysis:
             qname, kind = callee.qname, callee.kind
             if not qname:
                 continue
-            if kind == "call":
+            if kind == BOUND_CALL:
                 if qname in functions:
                     table.append((i, [qname]))
                 elif qname in classes:
                     targets = [t for t in (method(qname, m) for m in _CONSTRUCTION_METHODS) if t]
                     if targets:
                         table.append((i, targets))
-            elif kind == "method" and callee.attr:
+            elif kind == BOUND_METHOD and callee.attr:
                 fid = method(qname, callee.attr)
                 if fid:
                     table.append((i, [fid]))

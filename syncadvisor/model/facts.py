@@ -120,19 +120,27 @@ class Argument:
     trailing_comma: Optional[Span] = None
 
 
+# Bound kinds: what a name (or `self.attr`) is bound to.
+BOUND_QNAME = "qname"  # a qualified name, `qname`
+# The result of calling `qname` (`options`: its first argument, for wrappers such as
+# tf.function).
+BOUND_CALL = "call"
+BOUND_METHOD = "method"  # the result of `self.<attr>()` in class `qname`
+BOUND_SELF_ATTR = "self-attr"  # `self.<attr>` of class `qname`
+BOUND_NAMES = "names"  # whatever another name is bound to (`options`)
+BOUND_CONTAINER = "container"  # a list or tuple of `options`
+BOUND_ELEMENT = "element"  # an element of `options[0]` (`x[i]`, a loop variable)
+BOUND_ATTR = "attr"  # `<options[0]>.<attr>`
+BOUND_ITEM = "item"  # item number `attr` of what `options[0]` is (`a, b = f()`)
+BOUND_LOCAL = "local"  # anything else
+
+
 @_pickled_compactly
 @dataclass(**_SLOTS)
 class Bound:
     """What a name (or `self.attr`) is bound to."""
 
-    # "qname": a qualified name; "call": the result of calling `qname` (`options`: its
-    # first argument, for wrappers such as tf.function); "method": the result of
-    # `self.<attr>()` in class `qname`; "self-attr": `self.<attr>` of class `qname`;
-    # "names": whatever another name is bound to (`options`); "container": a list or
-    # tuple of `options`; "element": an element of `options[0]` (`x[i]`, a loop
-    # variable); "attr": `<options[0]>.<attr>`; "item": item number `attr` of what
-    # `options[0]` is (`a, b = f()`); "local": anything else.
-    kind: str
+    kind: str  # one of the BOUND_* kinds
     qname: Optional[str] = None
     text: str = ""  # the source text, for messages
     span: Optional[Span] = None
@@ -202,6 +210,11 @@ class Update:
     function_style: bool = False
 
 
+# Read kinds besides the read methods
+READ_CHECKPOINT = "checkpoint"  # tracked by a checkpoint
+READ_SAVE = "save"  # saved (SavedModel, Keras `save`/`save_weights`)
+
+
 @_pickled_compactly
 @dataclass(**_SLOTS)
 class Read:
@@ -209,10 +222,15 @@ class Read:
     `tf.train.Checkpoint(v=v)`, `tf.saved_model.save(obj, ...)`, `obj.save(...)`."""
 
     receiver: Bound
-    kind: str  # "numpy" | "read_value" | "value" | "checkpoint" | "save"
+    kind: str  # the read method (`numpy`, `read_value`, `value`), READ_CHECKPOINT or READ_SAVE
     span: Span
     function: Optional[str]
     scopes: Tuple[int, ...]
+
+
+# Replica entry kinds
+ENTRY_REPLICA = "replica"  # `fn` runs in replica context
+ENTRY_CROSS = "cross"  # `fn` runs in cross-replica context
 
 
 @_pickled_compactly
@@ -221,7 +239,7 @@ class ReplicaEntry:
     """`strategy.run(fn)` and friends: `fn` runs in replica context; for `merge_call`
     and `extended.update` it runs in cross-replica context."""
 
-    kind: str  # "replica" | "cross"
+    kind: str  # ENTRY_REPLICA or ENTRY_CROSS
     strategy: Optional[Bound]
     fn: Bound
     span: Span

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from .facts import Bound
+from .facts import BOUND_QNAME, Bound
 
 MODULE = "module"
 CLASS = "class"
@@ -106,6 +106,6 @@ class NameResolver:
             return self.resolve(
                 PendingRef(binding.alias_scope, binding.seq, binding.alias_parts), depth + 1
             )
-        if binding.bound.kind == "qname" and binding.bound.qname:
+        if binding.bound.kind == BOUND_QNAME and binding.bound.qname:
             return self.canonical(binding.bound.qname)
         return None

@@ -13,7 +13,7 @@ from functools import partial
 from typing import Dict, Iterable, List, Optional, Tuple
 
 from .contexts import ContextAnalysis, ProjectIndex
-from .facts import FileModel
+from .facts import BOUND_QNAME, FileModel
 from .usage import UsageAnalysis
 from .variables import VariableSite, keras_class_kind, variable_sites
 
@@ -103,6 +103,6 @@ def aliases(fm: FileModel) -> Dict[str, str]:
     """The module-level name for each imported qualified name (the first one wins)."""
     table: Dict[str, str] = {}
     for name, bounds in fm.globals.items():
-        if len(bounds) == 1 and bounds[0].kind == "qname" and bounds[0].qname:
+        if len(bounds) == 1 and bounds[0].kind == BOUND_QNAME and bounds[0].qname:
             table.setdefault(bounds[0].qname, name)
     return table

@@ -19,7 +19,9 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 from . import tfapi
 from .contexts import Context, ContextAnalysis, ProjectIndex, Strategy
-from .facts import (CALL, FLOAT, INT, BOOL, QNAME, Bound, FileModel, Read, Span,
+from .facts import (BOOL, BOUND_ATTR, BOUND_CALL, BOUND_CONTAINER, BOUND_ELEMENT, BOUND_ITEM,
+                    BOUND_METHOD, BOUND_NAMES, BOUND_QNAME, BOUND_SELF_ATTR, CALL, ENTRY_CROSS,
+                    FLOAT, INT, QNAME, READ_CHECKPOINT, READ_SAVE, Bound, FileModel, Read, Span,
                     Value)
 
 REPLICA = "replica"
@@ -86,7 +88,7 @@ class ReadInfo:
 
     @property
     def cross_replica(self) -> bool:
-        return self.kind in ("checkpoint", "save") or any(w.kind == CROSS for w in self.where)
+        return self.kind in (READ_CHECKPOINT, READ_SAVE) or any(w.kind == CROSS for w in self.where)
 
 
 def value_kind(value: Optional[Value]) -> str:
@@ -102,9 +104,15 @@ def value_kind(value: Optional[Value]) -> str:
     return PER_REPLICA
 
 
+# Obj kinds: what a reference may denote.
+OBJ_VAR = "var"  # a variable: `key` is its VarKey
+OBJ_INSTANCE = "instance"  # an instance of a class: `key` is the class's qualified name
+OBJ_FUNCTION = "function"  # a function: `key` is its id
+
+
 @dataclass(frozen=True)
 class Obj:
-    kind: str  # "var" | "instance" | "function"
+    kind: str  # OBJ_VAR, OBJ_INSTANCE or OBJ_FUNCTION
     key: object  # VarKey, class qualified name, or function id
     # For an instance: the call that constructed it, and its file.
     origin: Optional[Tuple[Bound, str]] = field(default=None, compare=False, hash=False)
@@ -144,53 +152,53 @@ class UsageAnalysis:
         index = self.index
         kind = bound.kind
         if bound.creation is not None:
-            yield Obj("var", (path, bound.creation))
+            yield Obj(OBJ_VAR, (path, bound.creation))
             return
-        if kind in ("call", "attr") and bound.qname:
+        if kind in (BOUND_CALL, BOUND_ATTR) and bound.qname:
             yield from self._qname_result(bound, path, depth)
-            if kind == "call" or bound.qname in index.functions or bound.qname in index.classes:
+            if kind == BOUND_CALL or bound.qname in index.functions or bound.qname in index.classes:
                 return
-        if kind == "qname" and bound.qname:
+        if kind == BOUND_QNAME and bound.qname:
             qname = bound.qname
             if qname in index.functions:
-                yield Obj("function", qname)
+                yield Obj(OBJ_FUNCTION, qname)
             globals_ = index.module_global(qname)
             if globals_:
                 module_path = index.modules[qname.rpartition(".")[0]].path
                 for b in globals_:
                     yield from self.objects(b, module_path, depth + 1)
             return
-        if kind == "call" and bound.attr and bound.options:
+        if kind == BOUND_CALL and bound.attr and bound.options:
             # obj.method(): whatever the method returns, for project classes.
             for obj in self.objects(bound.options[0], path, depth + 1):
-                if obj.kind == "instance" and obj.key in index.classes:
+                if obj.kind == OBJ_INSTANCE and obj.key in index.classes:
                     fid = index.method(str(obj.key), bound.attr)
                     if fid:
                         fm = index.functions[fid]
                         for b in fm.functions[fid].returns:
                             yield from self.objects(b, fm.path, depth + 1)
             return
-        if kind == "method" and bound.qname and bound.attr:
+        if kind == BOUND_METHOD and bound.qname and bound.attr:
             fid = index.method(bound.qname, bound.attr)
             if fid:
                 fm = index.functions[fid]
                 for b in fm.functions[fid].returns:
                     yield from self.objects(b, fm.path, depth + 1)
             return
-        if kind in ("names", "container", "element"):
+        if kind in (BOUND_NAMES, BOUND_CONTAINER, BOUND_ELEMENT):
             for option in bound.options:
                 yield from self.objects(option, path, depth + 1)
             return
-        if kind == "item" and bound.attr and bound.options:
+        if kind == BOUND_ITEM and bound.attr and bound.options:
             for item, item_path in self._items(bound.options[0], int(bound.attr), path, depth):
                 yield from self.objects(item, item_path, depth + 1)
             return
-        if kind == "self-attr" and bound.qname and bound.attr:
+        if kind == BOUND_SELF_ATTR and bound.qname and bound.attr:
             yield from self._attr_of_class(bound.qname, bound.attr, depth)
             return
-        if kind == "attr" and bound.attr and bound.options:
+        if kind == BOUND_ATTR and bound.attr and bound.options:
             for obj in self.objects(bound.options[0], path, depth + 1):
-                if obj.kind == "instance" and obj.key in index.classes:
+                if obj.kind == OBJ_INSTANCE and obj.key in index.classes:
                     yield from self._attr_of_class(str(obj.key), bound.attr, depth)
 
     def _items(self, bound: Bound, i: int, path: str, depth: int) -> List[Tuple[Bound, str]]:
@@ -198,15 +206,15 @@ class UsageAnalysis:
         if depth > _MAX_DEPTH:
             return []
         index = self.index
-        if bound.kind == "container":
+        if bound.kind == BOUND_CONTAINER:
             return [(bound.options[i], path)] if i < len(bound.options) else []
         returns: List[Tuple[Bound, str]] = []
-        if bound.kind == "names":
+        if bound.kind == BOUND_NAMES:
             returns = [(b, path) for b in bound.options]
-        elif bound.kind == "call" and bound.qname in index.functions:
+        elif bound.kind == BOUND_CALL and bound.qname in index.functions:
             fm = index.functions[bound.qname]
             returns = [(b, fm.path) for b in fm.functions[bound.qname].returns]
-        elif bound.kind == "method" and bound.qname and bound.attr:
+        elif bound.kind == BOUND_METHOD and bound.qname and bound.attr:
             fid = index.method(bound.qname, bound.attr)
             if fid:
                 fm = index.functions[fid]
@@ -224,39 +232,39 @@ class UsageAnalysis:
                 yield from self.objects(b, fm.path, depth + 1)
         method = index.method(class_id, attr)
         if method:
-            yield Obj("function", method)
+            yield Obj(OBJ_FUNCTION, method)
 
     def _qname_result(self, bound: Bound, path: str, depth: int) -> Iterable[Obj]:
-        """The result of calling `bound.qname` (kind "call"), or the name itself ("attr")."""
+        """The result of calling `bound.qname` (BOUND_CALL), or the name itself (BOUND_ATTR)."""
         index = self.index
         qname = bound.qname or ""
-        if bound.kind == "attr":
+        if bound.kind == BOUND_ATTR:
             if qname in index.functions:
-                yield Obj("function", qname)
+                yield Obj(OBJ_FUNCTION, qname)
             return
         if qname in index.functions:
             fm = index.functions[qname]
             for b in fm.functions[qname].returns:
                 yield from self.objects(b, fm.path, depth + 1)
         elif qname in index.classes:
-            yield Obj("instance", qname, (bound, path))
+            yield Obj(OBJ_INSTANCE, qname, (bound, path))
         elif qname in tfapi.FUNCTION_WRAPPERS:
             for option in bound.options:
                 yield from self.objects(option, path, depth + 1)
         elif qname.rpartition(".")[2][:1].isupper():
-            yield Obj("instance", qname, (bound, path))  # an instance of a library class
+            yield Obj(OBJ_INSTANCE, qname, (bound, path))  # an instance of a library class
 
     def functions_of(self, bound: Bound, path: str) -> List[str]:
-        return [str(o.key) for o in self.objects(bound, path) if o.kind == "function"]
+        return [str(o.key) for o in self.objects(bound, path) if o.kind == OBJ_FUNCTION]
 
     def variables_of(self, bound: Bound, path: str) -> List[VarKey]:
-        return [o.key for o in self.objects(bound, path) if o.kind == "var"]  # type: ignore[misc]
+        return [o.key for o in self.objects(bound, path) if o.kind == OBJ_VAR]  # type: ignore[misc]
 
     def instances_of(self, bound: Bound, path: str) -> List[str]:
-        return [str(o.key) for o in self.objects(bound, path) if o.kind == "instance"]
+        return [str(o.key) for o in self.objects(bound, path) if o.kind == OBJ_INSTANCE]
 
     def constructions(self, bound: Bound, path: str) -> List[Obj]:
-        return [o for o in self.objects(bound, path) if o.kind == "instance" and o.origin]
+        return [o for o in self.objects(bound, path) if o.kind == OBJ_INSTANCE and o.origin]
 
     # --- replica context ----------------------------------------------------------
 
@@ -316,10 +324,10 @@ class UsageAnalysis:
             targets = callees.get(i)
             if targets is None:
                 callee = edge.callee  # `obj.method()`, obj maybe a project class's instance
-                if callee.attr not in method_names or callee.kind != "call":
+                if callee.attr not in method_names or callee.kind != BOUND_CALL:
                     continue
                 receiver = callee.options[0] if callee.options else None
-                if receiver is None or (receiver.kind == "names" and not receiver.options):
+                if receiver is None or (receiver.kind == BOUND_NAMES and not receiver.options):
                     continue  # `len(x)`: a name bound nowhere in the file is no instance
                 targets = self._instance_callees(callee, fm.path)
                 if not targets:
@@ -344,7 +352,7 @@ class UsageAnalysis:
         functions = self.functions_of(entry.fn, fm.path)
         if not functions:
             return []
-        if entry.kind == "cross":
+        if entry.kind == ENTRY_CROSS:
             where = Where(CROSS, "given to merge_call/extended.update", at=(fm.path, entry.span))
         else:
             strategy = self.contexts.resolver.strategy_of((entry.strategy,), entry.strategy.text,
@@ -383,10 +391,10 @@ class UsageAnalysis:
     def _read_variables(self, read: Read, path: str) -> List[VarKey]:
         keys = []
         for obj in self.objects(read.receiver, path):
-            if obj.kind == "var":
+            if obj.kind == OBJ_VAR:
                 keys.append(obj.key)
-            elif obj.kind == "instance" and obj.key in self.index.classes and \
-                    read.kind in ("checkpoint", "save"):
+            elif obj.kind == OBJ_INSTANCE and obj.key in self.index.classes and \
+                    read.kind in (READ_CHECKPOINT, READ_SAVE):
                 keys.extend(self._variables_held_by(str(obj.key)))
         return keys  # type: ignore[return-value]
 

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..model import tfapi
+from ..model.facts import BOOL, CALL, FLOAT, INT, OTHER
 from ..model.tfapi import (AGG_MEAN, AGG_NONE, AGG_ONLY_FIRST_REPLICA, AGG_SUM, SYNC_AUTO,
                            SYNC_NONE, SYNC_ON_READ, SYNC_ON_WRITE)
 
@@ -360,9 +361,9 @@ def static_shape(site) -> Optional[Tuple[int, ...]]:
     initial = _initial_value(site)
     if initial is None:
         return None
-    if initial.kind in ("int", "float", "bool"):
+    if initial.kind in (INT, FLOAT, BOOL):
         return ()
-    if initial.kind == "call":
+    if initial.kind == CALL:
         qname = initial.qname or ""
         if qname in tfapi.SHAPE_FACTORIES:
             shape_value = initial.kwarg("shape") or initial.kwarg("dims")
@@ -372,7 +373,7 @@ def static_shape(site) -> Optional[Tuple[int, ...]]:
             return _as_shape(_literal(shape_value.text)) if shape_value is not None else None
         if qname in tfapi.LITERAL_FACTORIES and initial.args:
             return _nested_shape(_literal(initial.args[0].text))
-    if initial.kind == "other":
+    if initial.kind == OTHER:
         return _nested_shape(_literal(initial.text))
     return None
 
@@ -381,7 +382,7 @@ def _initial_number(site) -> Optional[float]:
     initial = _initial_value(site)
     if initial is None:
         return None
-    if initial.kind in ("int", "float") and isinstance(initial.literal, (int, float)):
+    if initial.kind in (INT, FLOAT) and isinstance(initial.literal, (int, float)):
         return float(initial.literal)
     return None
 

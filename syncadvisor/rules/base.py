@@ -16,7 +16,7 @@ from typing import (Callable, ClassVar, Dict, FrozenSet, Iterator, List, Optiona
 from ..findings import ERROR, INFO, SAFE, UNSAFE, WARNING, Edit, Finding, Fix
 from ..model import tfapi
 from ..model.contexts import IN_STRATEGY, NO_STRATEGY, UNKNOWN, Context, describe_strategy
-from ..model.facts import Argument, CreationCall, FileModel, Span
+from ..model.facts import QNAME, Argument, CreationCall, FileModel, Span
 from ..model.project import LinkedFile
 from ..model.usage import CONSTANT, PYTHON_NUMBER
 from ..model.variables import Setting, VariableSite
@@ -285,7 +285,7 @@ def set_setting(ctx: "RuleContext", site: VariableSite, setting_name: str, membe
     """Edits that make `setting_name=member`: replace the value, or add the argument."""
     setting = site.sync if setting_name == tfapi.SYNC else site.agg
     hint = setting.arg.value.prefix_text if setting.arg is not None and \
-        setting.arg.value.kind == "qname" else None
+        setting.arg.value.kind == QNAME else None
     text, imports = member_text(ctx, site, setting_name, member, hint)
     if setting.arg is not None:
         return text, (ctx.replace(setting.arg.value.span, text),) + imports

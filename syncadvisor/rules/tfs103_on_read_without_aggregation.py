@@ -5,6 +5,7 @@ from typing import Iterator
 from ..findings import Finding
 from ..model import tfapi
 from ..model.contexts import IN_STRATEGY
+from ..model.facts import READ_CHECKPOINT, READ_SAVE
 from .base import (ERROR, UNSAFE, WARNING, Expect, Invalid, Rule, RuleContext, make_fix,
                    set_setting, site_span, suggest_aggregation)
 
@@ -100,7 +101,7 @@ class OnReadWithoutAggregation(Rule):
             severity = WARNING
             if read is not None and verdict is not None and verdict.severity == ERROR:
                 severity = ERROR
-                what = {"checkpoint": "its checkpoint", "save": "saving it"}.get(
+                what = {READ_CHECKPOINT: "its checkpoint", READ_SAVE: "saving it"}.get(
                     read.kind, f"its cross-replica read `.{read.kind}()`")
                 trigger = f"{what} at {ctx.where(read.path, read.span)}"
             else:

@@ -5,7 +5,7 @@ from typing import Iterator, List, Optional
 from ..findings import Finding
 from ..model import tfapi
 from ..model.contexts import IN_STRATEGY, NO_STRATEGY, Context, Strategy, describe_strategy
-from ..model.facts import Bound
+from ..model.facts import BOUND_CALL, BOUND_NAMES, Bound
 from .base import ERROR, WARNING, Expect, Invalid, Rule, RuleContext
 
 
@@ -36,9 +36,9 @@ def _model_family(qname: str, project) -> Optional[str]:
 
 def _outer_call(bound: Bound, depth: int = 0) -> Optional[Bound]:
     """The call a name was last bound to in the code that uses it (`model = build()`)."""
-    if bound.kind == "call" and bound.span is not None:
+    if bound.kind == BOUND_CALL and bound.span is not None:
         return bound
-    if bound.kind == "names" and depth < 4:
+    if bound.kind == BOUND_NAMES and depth < 4:
         for option in bound.options:
             found = _outer_call(option, depth + 1)
             if found is not None:
