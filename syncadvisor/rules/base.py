@@ -116,10 +116,33 @@ def judge(contexts: Sequence[Context], fails_under: Sequence[str], here: str,
 
 # --- the per-file view rules work on --------------------------------------
 
-class RuleContext:
-    """One linked file, as the rules see it, with helpers to report and fix."""
+class _FileFacts:
+    """What every rule's context of one file shares: each fact is found at most once
+    per file, by whichever rule asks first."""
 
-    def __init__(self, linked: LinkedFile, settings):
+    def __init__(self, linked: LinkedFile):
+        self._linked = linked
+
+    @cached_property
+    def enum_aliases(self) -> Dict[str, List[Tuple[str, FrozenSet[str]]]]:
+        """setting -> (local name, members) of each enum class the file has a name for;
+        found once per file, not once per fix (a file can have thousands of names)."""
+        found: Dict[str, List[Tuple[str, FrozenSet[str]]]] = {}
+        for qname, local in self._linked.aliases.items():
+            spec = tfapi.ENUM_CLASSES.get(qname)
+            if spec is not None:
+                found.setdefault(spec.setting, []).append((local, frozenset(spec.members)))
+        return found
+
+
+class RuleContext:
+    """One linked file, as one rule sees it, with helpers to report and fix.
+
+    Made for a file (no rule yet); `for_rule` gives each rule a context of its own, and
+    the contexts of one file share its `_FileFacts`. A context never changes rule."""
+
+    def __init__(self, linked: LinkedFile, settings, rule: Optional[Rule] = None,
+                 facts: Optional[_FileFacts] = None):
         self.linked = linked
         self.model: FileModel = linked.model
         self.sites: List[VariableSite] = linked.sites
@@ -127,7 +150,8 @@ class RuleContext:
         self.usage = linked.project.usage
         self.settings = settings
         self.path = linked.model.path
-        self._rule: Optional[Rule] = None
+        self._rule = rule
+        self._facts = facts if facts is not None else _FileFacts(linked)
 
     def written_settings(self, values: str) -> Iterator[Tuple[VariableSite, str, "Setting"]]:
         """(site, "synchronization"/"aggregation", setting) for every setting written out
@@ -160,20 +184,9 @@ class RuleContext:
         """How code got into a replica/cross-replica context: "`strategy.run` at line 25"."""
         return f"{where.via} at {self.where(*where.at)}" if where.at else where.via
 
-    @cached_property
-    def _enum_aliases(self) -> Dict[str, List[Tuple[str, FrozenSet[str]]]]:
-        """setting -> (local name, members) of each enum class the file has a name for;
-        found once per file, not once per fix (a file can have thousands of names)."""
-        found: Dict[str, List[Tuple[str, FrozenSet[str]]]] = {}
-        for qname, local in self.linked.aliases.items():
-            spec = tfapi.ENUM_CLASSES.get(qname)
-            if spec is not None:
-                found.setdefault(spec.setting, []).append((local, frozenset(spec.members)))
-        return found
-
     def for_rule(self, rule: Rule) -> "RuleContext":
-        self._rule = rule
-        return self
+        """A new context of this file for `rule`, sharing the file's facts."""
+        return RuleContext(self.linked, self.settings, rule, self._facts)
 
     def judge(self, site_or_contexts, fails_under: Sequence[str]) -> Optional[Verdict]:
         contexts = getattr(site_or_contexts, "contexts", site_or_contexts)
@@ -240,7 +253,7 @@ class RuleContext:
         if hint:
             return f"{hint}.{member}", ()
         public = tfapi.ENUM_PUBLIC_PATH[setting]
-        for local, members in self._enum_aliases.get(setting, ()):
+        for local, members in self._facts.enum_aliases.get(setting, ()):
             if member in members:
                 return f"{local}.{member}", ()
         aliases = self.linked.aliases
