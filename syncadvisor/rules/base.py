@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import textwrap
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import (Callable, ClassVar, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple,
@@ -24,6 +25,24 @@ from ..model.variables import Setting, VariableSite
 SECTIONS = ("What it does", "Why is this bad?", "Example", "Fix safety")
 
 T = TypeVar("T")
+
+
+def snippet(text: str) -> str:
+    """Example code written as an indented triple-quoted block, Fixit style.
+
+    The text starts on the line after the opening quotes, and the lines' common
+    indentation is removed (`textwrap.dedent`, which also empties lines of nothing but
+    spaces and tabs). The line break before the closing quotes ends the last line;
+    closing quotes right after the code leave it without a final newline. So
+
+        snippet('''
+            v = tf.Variable(0.)
+        ''')
+
+    is `v = tf.Variable(0.)` and one newline."""
+    if not text.startswith("\n"):
+        raise ValueError("example code starts on the line after the opening quotes")
+    return textwrap.dedent(text[1:])
 
 
 @dataclass(frozen=True)
@@ -337,6 +356,6 @@ def make_fix(applicability: str, message: str, *edits: Edit) -> Fix:
     return Fix(applicability, message, tuple(edits))
 
 
-__all__ = ["Rule", "Invalid", "Expect", "RuleContext", "Verdict", "judge", "make_fix",
+__all__ = ["Rule", "Invalid", "Expect", "snippet", "RuleContext", "Verdict", "judge", "make_fix",
            "written", "enum_title", "suggest_aggregation", "member_text", "set_setting",
            "site_span", "strategy_contexts", "SAFE", "UNSAFE", "ERROR", "WARNING", "INFO"]

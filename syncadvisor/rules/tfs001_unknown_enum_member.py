@@ -5,7 +5,7 @@ from typing import Iterator
 
 from ..findings import Finding
 from ..model import tfapi
-from .base import ERROR, SAFE, UNSAFE, Expect, Invalid, Rule, RuleContext, make_fix
+from .base import ERROR, SAFE, UNSAFE, Expect, Invalid, Rule, RuleContext, make_fix, snippet
 
 
 class UnknownEnumMember(Rule):
@@ -43,27 +43,58 @@ class UnknownEnumMember(Rule):
     fix_availability = "sometimes"
 
     VALID = [
-        "import tensorflow as tf\nv = tf.Variable(1., synchronization=tf.VariableSynchronization.AUTO)\n",
-        "import tensorflow as tf\na = tf.compat.v1.VariableAggregation.ONLY_FIRST_TOWER\n",
-        "import tensorflow as tf\nm = tf.VariableAggregation.__members__\n",
-        "class VariableSynchronization:\n    DEFAULT = 0\nx = VariableSynchronization.DEFAULT\n",
+        snippet("""
+            import tensorflow as tf
+            v = tf.Variable(1., synchronization=tf.VariableSynchronization.AUTO)
+        """),
+        snippet("""
+            import tensorflow as tf
+            a = tf.compat.v1.VariableAggregation.ONLY_FIRST_TOWER
+        """),
+        snippet("""
+            import tensorflow as tf
+            m = tf.VariableAggregation.__members__
+        """),
+        snippet("""
+            class VariableSynchronization:
+                DEFAULT = 0
+            x = VariableSynchronization.DEFAULT
+        """),
     ]
     INVALID = [
         Invalid(
-            "import tensorflow as tf\nv = tf.Variable(1., synchronization=tf.VariableSynchronization.DEFAULT)\n",
+            snippet("""
+                import tensorflow as tf
+                v = tf.Variable(1., synchronization=tf.VariableSynchronization.DEFAULT)
+            """),
             (Expect(2, 37, ERROR),),
-            fixed="import tensorflow as tf\nv = tf.Variable(1., synchronization=tf.VariableSynchronization.AUTO)\n",
+            fixed=snippet("""
+                import tensorflow as tf
+                v = tf.Variable(1., synchronization=tf.VariableSynchronization.AUTO)
+            """),
         ),
         Invalid(
-            "import tensorflow as tf2\nagg = tf2.VariableAggregation.ONLY_FIRST_TOWER\n",
+            snippet("""
+                import tensorflow as tf2
+                agg = tf2.VariableAggregation.ONLY_FIRST_TOWER
+            """),
             (Expect(2, 7),),
-            fixed="import tensorflow as tf2\nagg = tf2.VariableAggregation.ONLY_FIRST_REPLICA\n",
+            fixed=snippet("""
+                import tensorflow as tf2
+                agg = tf2.VariableAggregation.ONLY_FIRST_REPLICA
+            """),
         ),
         Invalid(
-            "from tensorflow import VariableAggregation as VA\nx = VA.SUMM\n",
+            snippet("""
+                from tensorflow import VariableAggregation as VA
+                x = VA.SUMM
+            """),
             (Expect(2, 5),),
             fixed=None,
-            unsafe_fixed="from tensorflow import VariableAggregation as VA\nx = VA.SUM\n",
+            unsafe_fixed=snippet("""
+                from tensorflow import VariableAggregation as VA
+                x = VA.SUM
+            """),
         ),
     ]
 

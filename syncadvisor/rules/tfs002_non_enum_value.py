@@ -5,8 +5,8 @@ from typing import Iterator
 from ..findings import Finding
 from ..model import tfapi
 from ..model.variables import INTEGER, NONE_VALUE, STRING, WRONG_ENUM
-from .base import (ERROR, SAFE, WARNING, Expect, Invalid, Rule, RuleContext, enum_title,
-                   make_fix, written)
+from .base import (ERROR, SAFE, WARNING, Expect, Invalid, Rule, RuleContext, enum_title, make_fix,
+                   snippet, written)
 
 
 class NonEnumValue(Rule):
@@ -51,37 +51,62 @@ class NonEnumValue(Rule):
     fix_availability = "sometimes"
 
     VALID = [
-        "import tensorflow as tf\nv = tf.Variable(1., aggregation=tf.VariableAggregation.SUM)\n",
-        "import tensorflow as tf\nv = tf.Variable(1., aggregation=None)\n",
-        "import tensorflow as tf\nv = tf.compat.v1.get_variable('v', [], synchronization=3, aggregation=1)\n",
-        "import keras\nv = keras.Variable(1., aggregation='sum')\n",
+        snippet("""
+            import tensorflow as tf
+            v = tf.Variable(1., aggregation=tf.VariableAggregation.SUM)
+        """),
+        snippet("""
+            import tensorflow as tf
+            v = tf.Variable(1., aggregation=None)
+        """),
+        snippet("""
+            import tensorflow as tf
+            v = tf.compat.v1.get_variable('v', [], synchronization=3, aggregation=1)
+        """),
+        snippet("""
+            import keras
+            v = keras.Variable(1., aggregation='sum')
+        """),
     ]
     INVALID = [
         Invalid(
-            "import tensorflow as tf\nv = tf.Variable(1., synchronization='ON_READ')\n",
+            snippet("""
+                import tensorflow as tf
+                v = tf.Variable(1., synchronization='ON_READ')
+            """),
             (Expect(2, 37, ERROR),),
-            fixed="import tensorflow as tf\nv = tf.Variable(1., synchronization=tf.VariableSynchronization.ON_READ)\n",
+            fixed=snippet("""
+                import tensorflow as tf
+                v = tf.Variable(1., synchronization=tf.VariableSynchronization.ON_READ)
+            """),
         ),
         Invalid(
-            "import tensorflow as tf\n"
-            "strategy = tf.distribute.MirroredStrategy()\n"
-            "with strategy.scope():\n"
-            "    v = tf.Variable(1., synchronization=3, aggregation=1)\n",
+            snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    v = tf.Variable(1., synchronization=3, aggregation=1)
+            """),
             (Expect(4, 41, ERROR), Expect(4, 56, ERROR)),
-            fixed="import tensorflow as tf\n"
-            "strategy = tf.distribute.MirroredStrategy()\n"
-            "with strategy.scope():\n"
-            "    v = tf.Variable(1., synchronization=tf.VariableSynchronization.ON_READ, "
-            "aggregation=tf.VariableAggregation.SUM)\n",
+            fixed=snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    v = tf.Variable(1., synchronization=tf.VariableSynchronization.ON_READ, aggregation=tf.VariableAggregation.SUM)
+            """),
         ),
         Invalid(
-            "import tensorflow as tf\n"
-            "def make():\n"
-            "    return tf.Variable(1., synchronization=None)\n",
+            snippet("""
+                import tensorflow as tf
+                def make():
+                    return tf.Variable(1., synchronization=None)
+            """),
             (Expect(3, 44, WARNING),),
-            fixed="import tensorflow as tf\n"
-            "def make():\n"
-            "    return tf.Variable(1.)\n",
+            fixed=snippet("""
+                import tensorflow as tf
+                def make():
+                    return tf.Variable(1.)
+            """),
         ),
     ]
 

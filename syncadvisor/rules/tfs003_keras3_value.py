@@ -5,7 +5,8 @@ from typing import Iterator
 from ..findings import Finding
 from ..model import tfapi
 from ..model.variables import INTEGER, NONE_VALUE, STRING, TF_ENUM_IN_KERAS3
-from .base import ERROR, SAFE, WARNING, Expect, Invalid, Rule, RuleContext, make_fix, written
+from .base import (ERROR, SAFE, WARNING, Expect, Invalid, Rule, RuleContext, make_fix, snippet,
+                   written)
 
 
 def keras3_string(name: str, member: str) -> str:
@@ -51,39 +52,72 @@ class Keras3Value(Rule):
     fix_availability = "sometimes"
 
     VALID = [
-        "import keras\nv = keras.Variable(1., synchronization='on_read', aggregation='sum')\n",
-        "import keras\nv = keras.Variable(1., aggregation=None)\n",
-        "import keras\nclass L(keras.layers.Layer):\n    def build(self, s):\n"
-        "        self.w = self.add_weight(shape=(), aggregation='mean')\n",
+        snippet("""
+            import keras
+            v = keras.Variable(1., synchronization='on_read', aggregation='sum')
+        """),
+        snippet("""
+            import keras
+            v = keras.Variable(1., aggregation=None)
+        """),
+        snippet("""
+            import keras
+            class L(keras.layers.Layer):
+                def build(self, s):
+                    self.w = self.add_weight(shape=(), aggregation='mean')
+        """),
     ]
     INVALID = [
         Invalid(
-            "import keras\nv = keras.Variable(1., synchronization='ON_READ')\n",
+            snippet("""
+                import keras
+                v = keras.Variable(1., synchronization='ON_READ')
+            """),
             (Expect(2, 40, ERROR),),
-            fixed="import keras\nv = keras.Variable(1., synchronization=\"on_read\")\n",
+            fixed=snippet("""
+                import keras
+                v = keras.Variable(1., synchronization="on_read")
+            """),
         ),
         Invalid(
-            "import keras\nimport tensorflow as tf\n"
-            "class L(keras.layers.Layer):\n    def build(self, s):\n"
-            "        self.w = self.add_weight(shape=(), aggregation=tf.VariableAggregation.SUM)\n",
+            snippet("""
+                import keras
+                import tensorflow as tf
+                class L(keras.layers.Layer):
+                    def build(self, s):
+                        self.w = self.add_weight(shape=(), aggregation=tf.VariableAggregation.SUM)
+            """),
             (Expect(5, 56, ERROR),),
-            fixed="import keras\nimport tensorflow as tf\n"
-            "class L(keras.layers.Layer):\n    def build(self, s):\n"
-            "        self.w = self.add_weight(shape=(), aggregation=\"sum\")\n",
+            fixed=snippet("""
+                import keras
+                import tensorflow as tf
+                class L(keras.layers.Layer):
+                    def build(self, s):
+                        self.w = self.add_weight(shape=(), aggregation="sum")
+            """),
         ),
         Invalid(
-            "import keras\nimport tensorflow as tf\n"
-            "strategy = tf.distribute.MirroredStrategy()\n"
-            "with strategy.scope():\n"
-            "    v = keras.Variable(1., synchronization=None)\n",
+            snippet("""
+                import keras
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    v = keras.Variable(1., synchronization=None)
+            """),
             (Expect(5, 44, ERROR),),
-            fixed="import keras\nimport tensorflow as tf\n"
-            "strategy = tf.distribute.MirroredStrategy()\n"
-            "with strategy.scope():\n"
-            "    v = keras.Variable(1.)\n",
+            fixed=snippet("""
+                import keras
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    v = keras.Variable(1.)
+            """),
         ),
         Invalid(  # tf.keras is Keras 3 from TensorFlow 2.16 on
-            "import tensorflow as tf\nv = tf.keras.Variable(1., aggregation=tf.VariableAggregation.MEAN)\n",
+            snippet("""
+                import tensorflow as tf
+                v = tf.keras.Variable(1., aggregation=tf.VariableAggregation.MEAN)
+            """),
             (Expect(2, 39),),
         ),
     ]

@@ -4,7 +4,7 @@ from typing import Iterator
 
 from ..findings import Finding
 from ..model import tfapi
-from .base import ERROR, UNSAFE, Expect, Invalid, Rule, RuleContext, make_fix
+from .base import ERROR, UNSAFE, Expect, Invalid, Rule, RuleContext, make_fix, snippet
 
 
 class Keras3AddWeightSynchronization(Rule):
@@ -46,20 +46,35 @@ class Keras3AddWeightSynchronization(Rule):
     fix_availability = "unsafe"
 
     VALID = [
-        "import keras\nclass L(keras.layers.Layer):\n    def build(self, s):\n"
-        "        self.w = self.add_weight(shape=(), aggregation='sum')\n",
-        "import tf_keras\nimport tensorflow as tf\nclass L(tf_keras.layers.Layer):\n"
-        "    def build(self, s):\n"
-        "        self.w = self.add_weight('w', (), trainable=False,"
-        " synchronization=tf.VariableSynchronization.ON_READ, aggregation=tf.VariableAggregation.SUM)\n",
+        snippet("""
+            import keras
+            class L(keras.layers.Layer):
+                def build(self, s):
+                    self.w = self.add_weight(shape=(), aggregation='sum')
+        """),
+        snippet("""
+            import tf_keras
+            import tensorflow as tf
+            class L(tf_keras.layers.Layer):
+                def build(self, s):
+                    self.w = self.add_weight('w', (), trainable=False, synchronization=tf.VariableSynchronization.ON_READ, aggregation=tf.VariableAggregation.SUM)
+        """),
     ]
     INVALID = [
         Invalid(
-            "import tensorflow as tf\nclass L(tf.keras.layers.Layer):\n    def build(self, s):\n"
-            "        self.w = self.add_weight(shape=(), synchronization=tf.VariableSynchronization.ON_READ)\n",
+            snippet("""
+                import tensorflow as tf
+                class L(tf.keras.layers.Layer):
+                    def build(self, s):
+                        self.w = self.add_weight(shape=(), synchronization=tf.VariableSynchronization.ON_READ)
+            """),
             (Expect(4, 44, ERROR),),
-            unsafe_fixed="import tensorflow as tf\nclass L(tf.keras.layers.Layer):\n    def build(self, s):\n"
-            "        self.w = self.add_weight(shape=())\n",
+            unsafe_fixed=snippet("""
+                import tensorflow as tf
+                class L(tf.keras.layers.Layer):
+                    def build(self, s):
+                        self.w = self.add_weight(shape=())
+            """),
         ),
     ]
 

@@ -5,7 +5,8 @@ from typing import Iterator
 from ..findings import Finding
 from ..model import tfapi
 from ..model.variables import ENUM, KERAS_STRING
-from .base import ERROR, UNSAFE, WARNING, Expect, Invalid, Rule, RuleContext, make_fix, written
+from .base import (ERROR, UNSAFE, WARNING, Expect, Invalid, Rule, RuleContext, make_fix, snippet,
+                   written)
 
 
 class NoneUnderStrategy(Rule):
@@ -48,29 +49,49 @@ class NoneUnderStrategy(Rule):
     fix_availability = "unsafe"
 
     VALID = [
-        "import tensorflow as tf\nv = tf.Variable(1., synchronization=tf.VariableSynchronization.NONE)\n",
-        "import tensorflow as tf\nstrategy = tf.distribute.OneDeviceStrategy('/cpu:0')\n"
-        "with strategy.scope():\n"
-        "    v = tf.Variable(1., synchronization=tf.VariableSynchronization.NONE)\n",
+        snippet("""
+            import tensorflow as tf
+            v = tf.Variable(1., synchronization=tf.VariableSynchronization.NONE)
+        """),
+        snippet("""
+            import tensorflow as tf
+            strategy = tf.distribute.OneDeviceStrategy('/cpu:0')
+            with strategy.scope():
+                v = tf.Variable(1., synchronization=tf.VariableSynchronization.NONE)
+        """),
     ]
     INVALID = [
         Invalid(
-            "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\n"
-            "with strategy.scope():\n"
-            "    v = tf.Variable(1., synchronization=tf.VariableSynchronization.NONE)\n",
+            snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    v = tf.Variable(1., synchronization=tf.VariableSynchronization.NONE)
+            """),
             (Expect(4, 25, ERROR),),
-            unsafe_fixed="import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\n"
-            "with strategy.scope():\n    v = tf.Variable(1.)\n",
+            unsafe_fixed=snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    v = tf.Variable(1.)
+            """),
         ),
         Invalid(
-            "from tensorflow import Variable as V, VariableSynchronization as VS\n"
-            "def make():\n    return V(0., synchronization=VS.NONE)\n",
+            snippet("""
+                from tensorflow import Variable as V, VariableSynchronization as VS
+                def make():
+                    return V(0., synchronization=VS.NONE)
+            """),
             (Expect(3, 18, WARNING),),
         ),
         Invalid(
-            "import keras\nimport tensorflow as tf\n"
-            "strategy = tf.distribute.experimental.MultiWorkerMirroredStrategy()\n"
-            "with strategy.scope():\n    v = keras.Variable(1., synchronization='none')\n",
+            snippet("""
+                import keras
+                import tensorflow as tf
+                strategy = tf.distribute.experimental.MultiWorkerMirroredStrategy()
+                with strategy.scope():
+                    v = keras.Variable(1., synchronization='none')
+            """),
             (Expect(5, 28, ERROR),),
         ),
     ]

@@ -4,7 +4,7 @@ from typing import Iterator
 
 from ..findings import Finding
 from ..model import tfapi
-from .base import ERROR, UNSAFE, WARNING, Expect, Invalid, Rule, RuleContext, make_fix
+from .base import ERROR, UNSAFE, WARNING, Expect, Invalid, Rule, RuleContext, make_fix, snippet
 
 
 class OnReadTrainable(Rule):
@@ -46,27 +46,43 @@ class OnReadTrainable(Rule):
     fix_availability = "unsafe"
 
     VALID = [
-        "import tensorflow as tf\nv = tf.Variable(1., synchronization=tf.VariableSynchronization.ON_READ,"
-        " aggregation=tf.VariableAggregation.SUM)\n",
-        "import keras\nv = keras.Variable(1., trainable=False, synchronization='on_read', aggregation='sum')\n",
+        snippet("""
+            import tensorflow as tf
+            v = tf.Variable(1., synchronization=tf.VariableSynchronization.ON_READ, aggregation=tf.VariableAggregation.SUM)
+        """),
+        snippet("""
+            import keras
+            v = keras.Variable(1., trainable=False, synchronization='on_read', aggregation='sum')
+        """),
     ]
     INVALID = [
         Invalid(
-            "import tf_keras\nimport tensorflow as tf\nclass L(tf_keras.layers.Layer):\n"
-            "    def build(self, s):\n"
-            "        self.m = self.add_weight('m', (), trainable=True,"
-            " synchronization=tf.VariableSynchronization.ON_READ, aggregation=tf.VariableAggregation.MEAN)\n",
+            snippet("""
+                import tf_keras
+                import tensorflow as tf
+                class L(tf_keras.layers.Layer):
+                    def build(self, s):
+                        self.m = self.add_weight('m', (), trainable=True, synchronization=tf.VariableSynchronization.ON_READ, aggregation=tf.VariableAggregation.MEAN)
+            """),
             (Expect(5, 43, ERROR),),
-            unsafe_fixed="import tf_keras\nimport tensorflow as tf\nclass L(tf_keras.layers.Layer):\n"
-            "    def build(self, s):\n"
-            "        self.m = self.add_weight('m', (), trainable=False,"
-            " synchronization=tf.VariableSynchronization.ON_READ, aggregation=tf.VariableAggregation.MEAN)\n",
+            unsafe_fixed=snippet("""
+                import tf_keras
+                import tensorflow as tf
+                class L(tf_keras.layers.Layer):
+                    def build(self, s):
+                        self.m = self.add_weight('m', (), trainable=False, synchronization=tf.VariableSynchronization.ON_READ, aggregation=tf.VariableAggregation.MEAN)
+            """),
         ),
         Invalid(
-            "import keras\nv = keras.Variable(1., synchronization='on_read', aggregation='sum')\n",
+            snippet("""
+                import keras
+                v = keras.Variable(1., synchronization='on_read', aggregation='sum')
+            """),
             (Expect(2, 24, WARNING),),
-            unsafe_fixed="import keras\n"
-            "v = keras.Variable(1., synchronization='on_read', aggregation='sum', trainable=False)\n",
+            unsafe_fixed=snippet("""
+                import keras
+                v = keras.Variable(1., synchronization='on_read', aggregation='sum', trainable=False)
+            """),
         ),
     ]
 

@@ -7,7 +7,7 @@ from ..model import tfapi
 from ..model.contexts import IN_STRATEGY
 from ..model.facts import READ_CHECKPOINT, READ_SAVE
 from .base import (ERROR, UNSAFE, WARNING, Expect, Invalid, Rule, RuleContext, make_fix,
-                   set_setting, site_span, suggest_aggregation)
+                   set_setting, site_span, snippet, suggest_aggregation)
 
 
 class OnReadWithoutAggregation(Rule):
@@ -50,35 +50,59 @@ class OnReadWithoutAggregation(Rule):
     fix_availability = "unsafe"
 
     VALID = [
-        "import tensorflow as tf\nv = tf.Variable(0., trainable=False, "
-        "synchronization=tf.VariableSynchronization.ON_READ, aggregation=tf.VariableAggregation.SUM)\n",
-        "import tf_keras\nimport tensorflow as tf\nclass M(tf_keras.metrics.Metric):\n"
-        "    def __init__(self):\n        super().__init__()\n"
-        "        self.total = self.add_weight('total', synchronization=tf.VariableSynchronization.ON_READ)\n",
-        "import tensorflow as tf\nstrategy = tf.distribute.experimental.CentralStorageStrategy()\n"
-        "with strategy.scope():\n"
-        "    v = tf.Variable(0., synchronization=tf.VariableSynchronization.ON_READ)\n",
+        snippet("""
+            import tensorflow as tf
+            v = tf.Variable(0., trainable=False, synchronization=tf.VariableSynchronization.ON_READ, aggregation=tf.VariableAggregation.SUM)
+        """),
+        snippet("""
+            import tf_keras
+            import tensorflow as tf
+            class M(tf_keras.metrics.Metric):
+                def __init__(self):
+                    super().__init__()
+                    self.total = self.add_weight('total', synchronization=tf.VariableSynchronization.ON_READ)
+        """),
+        snippet("""
+            import tensorflow as tf
+            strategy = tf.distribute.experimental.CentralStorageStrategy()
+            with strategy.scope():
+                v = tf.Variable(0., synchronization=tf.VariableSynchronization.ON_READ)
+        """),
     ]
     INVALID = [
         Invalid(
-            "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\n"
-            "with strategy.scope():\n"
-            "    v = tf.Variable(0., trainable=False, synchronization=tf.VariableSynchronization.ON_READ)\n",
+            snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    v = tf.Variable(0., trainable=False, synchronization=tf.VariableSynchronization.ON_READ)
+            """),
             (Expect(4, 42, WARNING),),
         ),
         Invalid(
-            "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n"
-            "    n = tf.Variable(0., trainable=False, synchronization=tf.VariableSynchronization.ON_READ)\n"
-            "strategy.run(lambda: n.assign_add(1.))\nprint(n.numpy())\n",
+            snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    n = tf.Variable(0., trainable=False, synchronization=tf.VariableSynchronization.ON_READ)
+                strategy.run(lambda: n.assign_add(1.))
+                print(n.numpy())
+            """),
             (Expect(4, 42, ERROR),),
-            unsafe_fixed="import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\n"
-            "with strategy.scope():\n"
-            "    n = tf.Variable(0., trainable=False, synchronization=tf.VariableSynchronization.ON_READ, "
-            "aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)\n"
-            "strategy.run(lambda: n.assign_add(1.))\nprint(n.numpy())\n",
+            unsafe_fixed=snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    n = tf.Variable(0., trainable=False, synchronization=tf.VariableSynchronization.ON_READ, aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
+                strategy.run(lambda: n.assign_add(1.))
+                print(n.numpy())
+            """),
         ),
         Invalid(
-            "import keras\nv = keras.Variable(0., trainable=False, synchronization='on_read', aggregation='none')\n",
+            snippet("""
+                import keras
+                v = keras.Variable(0., trainable=False, synchronization='on_read', aggregation='none')
+            """),
             (Expect(2, 68, WARNING),),
         ),
     ]

@@ -6,7 +6,7 @@ from ..findings import Finding
 from ..model import tfapi
 from ..model.contexts import IN_STRATEGY
 from .base import (ERROR, UNSAFE, WARNING, Expect, Invalid, Rule, RuleContext, make_fix,
-                   set_setting, suggest_aggregation, written)
+                   set_setting, snippet, suggest_aggregation, written)
 
 
 def article(word: str) -> str:
@@ -53,27 +53,47 @@ class MeanOnInteger(Rule):
     fix_availability = "unsafe"
 
     VALID = [
-        "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n"
-        "    v = tf.Variable(0., aggregation=tf.VariableAggregation.MEAN)\n",
-        "import tensorflow as tf\nv = tf.Variable(0, aggregation=tf.VariableAggregation.MEAN)\n",
+        snippet("""
+            import tensorflow as tf
+            strategy = tf.distribute.MirroredStrategy()
+            with strategy.scope():
+                v = tf.Variable(0., aggregation=tf.VariableAggregation.MEAN)
+        """),
+        snippet("""
+            import tensorflow as tf
+            v = tf.Variable(0, aggregation=tf.VariableAggregation.MEAN)
+        """),
     ]
     INVALID = [
         Invalid(
-            "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n"
-            "    step = tf.Variable(0, trainable=False, aggregation=tf.VariableAggregation.MEAN)\n",
+            snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    step = tf.Variable(0, trainable=False, aggregation=tf.VariableAggregation.MEAN)
+            """),
             (Expect(4, 44, ERROR),),
-            unsafe_fixed="import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\n"
-            "with strategy.scope():\n"
-            "    step = tf.Variable(0, trainable=False, aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)\n",
+            unsafe_fixed=snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    step = tf.Variable(0, trainable=False, aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
+            """),
         ),
         Invalid(
-            "import tensorflow as tf\ndef counter():\n"
-            "    return tf.Variable(tf.zeros((), tf.int64), aggregation=tf.VariableAggregation.MEAN)\n",
+            snippet("""
+                import tensorflow as tf
+                def counter():
+                    return tf.Variable(tf.zeros((), tf.int64), aggregation=tf.VariableAggregation.MEAN)
+            """),
             (Expect(3, 48, WARNING),),
         ),
         Invalid(
-            "import keras\ndef step_counter():\n"
-            "    return keras.Variable(0, dtype='int32', aggregation='mean')\n",
+            snippet("""
+                import keras
+                def step_counter():
+                    return keras.Variable(0, dtype='int32', aggregation='mean')
+            """),
             (Expect(3, 45, WARNING),),
         ),
     ]

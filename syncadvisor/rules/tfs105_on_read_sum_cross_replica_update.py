@@ -5,7 +5,7 @@ from typing import Iterator
 from ..findings import Finding
 from ..model import tfapi
 from ..model.usage import CROSS
-from .base import ERROR, Expect, Invalid, Rule, RuleContext, judge
+from .base import ERROR, Expect, Invalid, Rule, RuleContext, judge, snippet
 
 _INCREMENTS = ("assign_add", "assign_sub")
 
@@ -50,23 +50,35 @@ class OnReadSumCrossReplicaUpdate(Rule):
     summary = "assign_add/assign_sub on an ON_READ + SUM variable outside strategy.run"
 
     VALID = [
-        "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n"
-        "    total = tf.Variable(0., trainable=False, synchronization=tf.VariableSynchronization.ON_READ,"
-        " aggregation=tf.VariableAggregation.SUM)\n"
-        "strategy.run(lambda: total.assign_add(1.))\nprint(total.numpy())\n",
+        snippet("""
+            import tensorflow as tf
+            strategy = tf.distribute.MirroredStrategy()
+            with strategy.scope():
+                total = tf.Variable(0., trainable=False, synchronization=tf.VariableSynchronization.ON_READ, aggregation=tf.VariableAggregation.SUM)
+            strategy.run(lambda: total.assign_add(1.))
+            print(total.numpy())
+        """),
     ]
     INVALID = [
         Invalid(
-            "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n"
-            "    total = tf.Variable(0., trainable=False, synchronization=tf.VariableSynchronization.ON_READ,"
-            " aggregation=tf.VariableAggregation.SUM)\n"
-            "total.assign_add(1.)\n",
+            snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    total = tf.Variable(0., trainable=False, synchronization=tf.VariableSynchronization.ON_READ, aggregation=tf.VariableAggregation.SUM)
+                total.assign_add(1.)
+            """),
             (Expect(5, 1, ERROR),),
         ),
         Invalid(
-            "import tensorflow as tf\nimport tf_keras\nstrategy = tf.distribute.MirroredStrategy()\n"
-            "with strategy.scope():\n    accuracy = tf_keras.metrics.Accuracy()\n"
-            "accuracy.update_state([1], [1])\n",
+            snippet("""
+                import tensorflow as tf
+                import tf_keras
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    accuracy = tf_keras.metrics.Accuracy()
+                accuracy.update_state([1], [1])
+            """),
             (Expect(6, 1, ERROR),),
         ),
     ]

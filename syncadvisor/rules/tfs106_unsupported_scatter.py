@@ -4,7 +4,7 @@ from typing import Iterator
 
 from ..findings import Finding
 from ..model import tfapi
-from .base import ERROR, Expect, Invalid, Rule, RuleContext, judge
+from .base import ERROR, Expect, Invalid, Rule, RuleContext, judge, snippet
 
 
 class UnsupportedScatter(Rule):
@@ -48,25 +48,38 @@ class UnsupportedScatter(Rule):
     summary = "scatter_* on an ON_READ variable, or scatter_update/min/max on ON_WRITE with SUM/MEAN"
 
     VALID = [
-        "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n"
-        "    v = tf.Variable(tf.zeros([4]), aggregation=tf.VariableAggregation.SUM)\n"
-        "v.scatter_add(tf.IndexedSlices(tf.ones([1]), tf.constant([0])))\n",
-        "import tensorflow as tf\nv = tf.Variable(tf.zeros([4]), synchronization=tf.VariableSynchronization.ON_READ,"
-        " aggregation=tf.VariableAggregation.SUM)\n"
-        "v.scatter_add(tf.IndexedSlices(tf.ones([1]), tf.constant([0])))\n",
+        snippet("""
+            import tensorflow as tf
+            strategy = tf.distribute.MirroredStrategy()
+            with strategy.scope():
+                v = tf.Variable(tf.zeros([4]), aggregation=tf.VariableAggregation.SUM)
+            v.scatter_add(tf.IndexedSlices(tf.ones([1]), tf.constant([0])))
+        """),
+        snippet("""
+            import tensorflow as tf
+            v = tf.Variable(tf.zeros([4]), synchronization=tf.VariableSynchronization.ON_READ, aggregation=tf.VariableAggregation.SUM)
+            v.scatter_add(tf.IndexedSlices(tf.ones([1]), tf.constant([0])))
+        """),
     ]
     INVALID = [
         Invalid(
-            "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n"
-            "    v = tf.Variable(tf.zeros([4]), trainable=False, "
-            "synchronization=tf.VariableSynchronization.ON_READ, aggregation=tf.VariableAggregation.SUM)\n"
-            "v.scatter_add(tf.IndexedSlices(tf.ones([1]), tf.constant([0])))\n",
+            snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    v = tf.Variable(tf.zeros([4]), trainable=False, synchronization=tf.VariableSynchronization.ON_READ, aggregation=tf.VariableAggregation.SUM)
+                v.scatter_add(tf.IndexedSlices(tf.ones([1]), tf.constant([0])))
+            """),
             (Expect(5, 1, ERROR),),
         ),
         Invalid(
-            "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n"
-            "    v = tf.Variable(tf.zeros([4]), aggregation=tf.VariableAggregation.MEAN)\n"
-            "v.scatter_update(tf.IndexedSlices(tf.ones([1]), tf.constant([0])))\n",
+            snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    v = tf.Variable(tf.zeros([4]), aggregation=tf.VariableAggregation.MEAN)
+                v.scatter_update(tf.IndexedSlices(tf.ones([1]), tf.constant([0])))
+            """),
             (Expect(5, 1, ERROR),),
         ),
     ]

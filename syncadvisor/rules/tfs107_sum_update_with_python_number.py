@@ -5,8 +5,8 @@ from typing import Iterator
 from ..findings import Finding
 from ..model import tfapi
 from ..model.usage import PYTHON_NUMBER
-from .base import (ERROR, UNSAFE, Expect, Invalid, Rule, RuleContext, judge, make_fix,
-                   set_setting, site_span, strategy_contexts)
+from .base import (ERROR, UNSAFE, Expect, Invalid, Rule, RuleContext, judge, make_fix, set_setting,
+                   site_span, snippet, strategy_contexts)
 
 
 class SumUpdateWithPythonNumber(Rule):
@@ -46,22 +46,38 @@ class SumUpdateWithPythonNumber(Rule):
     fix_availability = "unsafe"
 
     VALID = [
-        "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n"
-        "    v = tf.Variable(0., aggregation=tf.VariableAggregation.SUM)\n"
-        "strategy.run(lambda: v.assign_add(tf.constant(1.)))\n",
-        "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n"
-        "    v = tf.Variable(0., aggregation=tf.VariableAggregation.SUM)\nv.assign_add(1.)\n",
+        snippet("""
+            import tensorflow as tf
+            strategy = tf.distribute.MirroredStrategy()
+            with strategy.scope():
+                v = tf.Variable(0., aggregation=tf.VariableAggregation.SUM)
+            strategy.run(lambda: v.assign_add(tf.constant(1.)))
+        """),
+        snippet("""
+            import tensorflow as tf
+            strategy = tf.distribute.MirroredStrategy()
+            with strategy.scope():
+                v = tf.Variable(0., aggregation=tf.VariableAggregation.SUM)
+            v.assign_add(1.)
+        """),
     ]
     INVALID = [
         Invalid(
-            "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n"
-            "    v = tf.Variable(0., aggregation=tf.VariableAggregation.SUM)\n"
-            "strategy.run(lambda: v.assign_add(1.))\n",
+            snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    v = tf.Variable(0., aggregation=tf.VariableAggregation.SUM)
+                strategy.run(lambda: v.assign_add(1.))
+            """),
             (Expect(4, 25, ERROR),),
-            unsafe_fixed="import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\n"
-            "with strategy.scope():\n"
-            "    v = tf.Variable(0., aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)\n"
-            "strategy.run(lambda: v.assign_add(1.))\n",
+            unsafe_fixed=snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    v = tf.Variable(0., aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
+                strategy.run(lambda: v.assign_add(1.))
+            """),
         ),
     ]
 

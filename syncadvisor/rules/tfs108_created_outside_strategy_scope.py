@@ -6,7 +6,7 @@ from ..findings import Finding
 from ..model import tfapi
 from ..model.contexts import IN_STRATEGY, NO_STRATEGY, Context, Strategy, describe_strategy
 from ..model.facts import BOUND_CALL, BOUND_NAMES, Bound
-from .base import ERROR, WARNING, Expect, Invalid, Rule, RuleContext
+from .base import ERROR, WARNING, Expect, Invalid, Rule, RuleContext, snippet
 
 
 def _objects_differ(a: Strategy, b: Strategy) -> bool:
@@ -88,21 +88,38 @@ class CreatedOutsideStrategyScope(Rule):
     summary = "a model or variable created outside the strategy scope (or under another strategy) it is used in"
 
     VALID = [
-        "import keras\nimport tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\n"
-        "with strategy.scope():\n    model = keras.Sequential([keras.layers.Dense(1)])\n"
-        "    model.compile(loss='mse')\nmodel.fit([[1.]], [[1.]])\n",
+        snippet("""
+            import keras
+            import tensorflow as tf
+            strategy = tf.distribute.MirroredStrategy()
+            with strategy.scope():
+                model = keras.Sequential([keras.layers.Dense(1)])
+                model.compile(loss='mse')
+            model.fit([[1.]], [[1.]])
+        """),
     ]
     INVALID = [
         Invalid(
-            "import keras\nimport tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\n"
-            "model = keras.Sequential([keras.layers.Dense(1)])\n"
-            "with strategy.scope():\n    model.compile(loss='mse')\n    model.fit([[1.]], [[1.]])\n",
+            snippet("""
+                import keras
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                model = keras.Sequential([keras.layers.Dense(1)])
+                with strategy.scope():
+                    model.compile(loss='mse')
+                    model.fit([[1.]], [[1.]])
+            """),
             (Expect(4, 9, ERROR),),
         ),
         Invalid(
-            "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\n"
-            "total = tf.Variable(0.)\n"
-            "def step(x):\n    total.assign_add(x)\nstrategy.run(step, args=(1.,))\n",
+            snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                total = tf.Variable(0.)
+                def step(x):
+                    total.assign_add(x)
+                strategy.run(step, args=(1.,))
+            """),
             (Expect(3, 9, WARNING),),
         ),
     ]

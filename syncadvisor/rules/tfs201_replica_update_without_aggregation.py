@@ -6,7 +6,7 @@ from ..findings import Finding
 from ..model import tfapi
 from ..model.usage import PER_REPLICA
 from .base import (ERROR, UNSAFE, WARNING, Expect, Invalid, Rule, RuleContext, judge, make_fix,
-                   set_setting, site_span, strategy_contexts, suggest_aggregation)
+                   set_setting, site_span, snippet, strategy_contexts, suggest_aggregation)
 
 
 class ReplicaUpdateWithoutAggregation(Rule):
@@ -58,35 +58,76 @@ class ReplicaUpdateWithoutAggregation(Rule):
     fix_availability = "unsafe"
 
     VALID = [
-        "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n"
-        "    v = tf.Variable(0., aggregation=tf.VariableAggregation.MEAN)\n"
-        "def step(x):\n    v.assign(tf.reduce_mean(x))\nstrategy.run(step, args=(1.,))\n",
-        "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n"
-        "    v = tf.Variable(0.)\n"
-        "def step():\n    v.assign_add(1.)\nstrategy.run(step)\n",
-        "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n"
-        "    scale = tf.Variable(1.)\nscale.assign(2.)\n",
+        snippet("""
+            import tensorflow as tf
+            strategy = tf.distribute.MirroredStrategy()
+            with strategy.scope():
+                v = tf.Variable(0., aggregation=tf.VariableAggregation.MEAN)
+            def step(x):
+                v.assign(tf.reduce_mean(x))
+            strategy.run(step, args=(1.,))
+        """),
+        snippet("""
+            import tensorflow as tf
+            strategy = tf.distribute.MirroredStrategy()
+            with strategy.scope():
+                v = tf.Variable(0.)
+            def step():
+                v.assign_add(1.)
+            strategy.run(step)
+        """),
+        snippet("""
+            import tensorflow as tf
+            strategy = tf.distribute.MirroredStrategy()
+            with strategy.scope():
+                scale = tf.Variable(1.)
+            scale.assign(2.)
+        """),
     ]
     INVALID = [
         Invalid(
-            "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n"
-            "    v = tf.Variable(0.)\n"
-            "def step(x):\n    v.assign(tf.reduce_mean(x))\nstrategy.run(step, args=(1.,))\n",
+            snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    v = tf.Variable(0.)
+                def step(x):
+                    v.assign(tf.reduce_mean(x))
+                strategy.run(step, args=(1.,))
+            """),
             (Expect(4, 9, WARNING),),
-            unsafe_fixed="import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\n"
-            "with strategy.scope():\n    v = tf.Variable(0., aggregation=tf.VariableAggregation.MEAN)\n"
-            "def step(x):\n    v.assign(tf.reduce_mean(x))\nstrategy.run(step, args=(1.,))\n",
+            unsafe_fixed=snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    v = tf.Variable(0., aggregation=tf.VariableAggregation.MEAN)
+                def step(x):
+                    v.assign(tf.reduce_mean(x))
+                strategy.run(step, args=(1.,))
+            """),
         ),
         Invalid(
-            "import tensorflow as tf\nstrategy = tf.distribute.experimental.CentralStorageStrategy()\n"
-            "with strategy.scope():\n    total = tf.Variable(0.)\n"
-            "@tf.function\ndef step(x):\n    strategy.run(lambda y: total.assign_add(y), args=(x,))\n",
+            snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.experimental.CentralStorageStrategy()
+                with strategy.scope():
+                    total = tf.Variable(0.)
+                @tf.function
+                def step(x):
+                    strategy.run(lambda y: total.assign_add(y), args=(x,))
+            """),
             (Expect(4, 13, ERROR),),
         ),
         Invalid(  # the WeightNormalization pattern: a weight assigned in call()
-            "import keras\nclass WeightNorm(keras.layers.Layer):\n    def build(self, shape):\n"
-            "        self.g = self.add_weight(shape=(shape[-1],), initializer='ones')\n"
-            "    def call(self, x):\n        self.g.assign(keras.ops.norm(x, axis=0))\n        return x\n",
+            snippet("""
+                import keras
+                class WeightNorm(keras.layers.Layer):
+                    def build(self, shape):
+                        self.g = self.add_weight(shape=(shape[-1],), initializer='ones')
+                    def call(self, x):
+                        self.g.assign(keras.ops.norm(x, axis=0))
+                        return x
+            """),
             (Expect(4, 18, WARNING),),
         ),
     ]

@@ -5,7 +5,7 @@ from typing import Iterator
 from ..findings import Finding
 from ..model import tfapi
 from ..model.facts import BOOL
-from .base import UNSAFE, WARNING, Expect, Invalid, Rule, RuleContext, judge, make_fix
+from .base import UNSAFE, WARNING, Expect, Invalid, Rule, RuleContext, judge, make_fix, snippet
 
 _MULTI_REPLICA = tuple(k for k, t in tfapi.STRATEGY_TRAITS.items() if t.mirrors)
 
@@ -48,19 +48,42 @@ class Keras3BatchNormUnsynchronized(Rule):
     fix_availability = "unsafe"
 
     VALID = [
-        "import keras\nimport tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\n"
-        "with strategy.scope():\n    bn = keras.layers.BatchNormalization(synchronized=True)\n",
-        "import keras\nbn = keras.layers.BatchNormalization()\n",
-        "import tf_keras\nimport tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\n"
-        "with strategy.scope():\n    bn = tf_keras.layers.BatchNormalization()\n",
+        snippet("""
+            import keras
+            import tensorflow as tf
+            strategy = tf.distribute.MirroredStrategy()
+            with strategy.scope():
+                bn = keras.layers.BatchNormalization(synchronized=True)
+        """),
+        snippet("""
+            import keras
+            bn = keras.layers.BatchNormalization()
+        """),
+        snippet("""
+            import tf_keras
+            import tensorflow as tf
+            strategy = tf.distribute.MirroredStrategy()
+            with strategy.scope():
+                bn = tf_keras.layers.BatchNormalization()
+        """),
     ]
     INVALID = [
         Invalid(
-            "import keras\nimport tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\n"
-            "with strategy.scope():\n    bn = keras.layers.BatchNormalization(momentum=0.9)\n",
+            snippet("""
+                import keras
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    bn = keras.layers.BatchNormalization(momentum=0.9)
+            """),
             (Expect(5, 10, WARNING),),
-            unsafe_fixed="import keras\nimport tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\n"
-            "with strategy.scope():\n    bn = keras.layers.BatchNormalization(momentum=0.9, synchronized=True)\n",
+            unsafe_fixed=snippet("""
+                import keras
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    bn = keras.layers.BatchNormalization(momentum=0.9, synchronized=True)
+            """),
         ),
     ]
 

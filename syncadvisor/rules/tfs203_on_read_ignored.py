@@ -5,7 +5,7 @@ from typing import Iterator
 from ..findings import Finding
 from ..model import tfapi
 from ..model.contexts import IN_STRATEGY
-from .base import INFO, Expect, Invalid, Rule, RuleContext
+from .base import INFO, Expect, Invalid, Rule, RuleContext, snippet
 
 
 class OnReadIgnored(Rule):
@@ -39,16 +39,21 @@ class OnReadIgnored(Rule):
     summary = "ON_READ under CentralStorage or ParameterServer strategy: ignored there"
 
     VALID = [
-        "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n"
-        "    v = tf.Variable(0., trainable=False, synchronization=tf.VariableSynchronization.ON_READ,"
-        " aggregation=tf.VariableAggregation.SUM)\n",
+        snippet("""
+            import tensorflow as tf
+            strategy = tf.distribute.MirroredStrategy()
+            with strategy.scope():
+                v = tf.Variable(0., trainable=False, synchronization=tf.VariableSynchronization.ON_READ, aggregation=tf.VariableAggregation.SUM)
+        """),
     ]
     INVALID = [
         Invalid(
-            "import tensorflow as tf\nstrategy = tf.distribute.experimental.CentralStorageStrategy()\n"
-            "with strategy.scope():\n"
-            "    v = tf.Variable(0., trainable=False, synchronization=tf.VariableSynchronization.ON_READ,"
-            " aggregation=tf.VariableAggregation.SUM)\n",
+            snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.experimental.CentralStorageStrategy()
+                with strategy.scope():
+                    v = tf.Variable(0., trainable=False, synchronization=tf.VariableSynchronization.ON_READ, aggregation=tf.VariableAggregation.SUM)
+            """),
             (Expect(4, 42, INFO),),
         ),
     ]

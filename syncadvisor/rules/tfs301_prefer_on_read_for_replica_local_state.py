@@ -7,7 +7,7 @@ from ..findings import Finding
 from ..model import tfapi
 from ..model.usage import PER_REPLICA
 from .base import (INFO, UNSAFE, Expect, Invalid, Rule, RuleContext, make_fix, set_setting,
-                   site_span)
+                   site_span, snippet)
 
 
 class PreferOnReadForReplicaLocalState(Rule):
@@ -52,25 +52,38 @@ class PreferOnReadForReplicaLocalState(Rule):
     fix_availability = "unsafe"
 
     VALID = [
-        "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n"
-        "    total = tf.Variable(0., trainable=False, synchronization=tf.VariableSynchronization.ON_READ,"
-        " aggregation=tf.VariableAggregation.SUM)\n"
-        "strategy.run(lambda x: total.assign_add(x), args=(1.,))\n",
-        "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n"
-        "    w = tf.Variable(0., aggregation=tf.VariableAggregation.MEAN)\n"
-        "strategy.run(lambda x: w.assign(x), args=(1.,))\n",
+        snippet("""
+            import tensorflow as tf
+            strategy = tf.distribute.MirroredStrategy()
+            with strategy.scope():
+                total = tf.Variable(0., trainable=False, synchronization=tf.VariableSynchronization.ON_READ, aggregation=tf.VariableAggregation.SUM)
+            strategy.run(lambda x: total.assign_add(x), args=(1.,))
+        """),
+        snippet("""
+            import tensorflow as tf
+            strategy = tf.distribute.MirroredStrategy()
+            with strategy.scope():
+                w = tf.Variable(0., aggregation=tf.VariableAggregation.MEAN)
+            strategy.run(lambda x: w.assign(x), args=(1.,))
+        """),
     ]
     INVALID = [
         Invalid(
-            "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n"
-            "    total = tf.Variable(0., trainable=False, aggregation=tf.VariableAggregation.SUM)\n"
-            "strategy.run(lambda x: total.assign_add(x), args=(1.,))\n",
+            snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    total = tf.Variable(0., trainable=False, aggregation=tf.VariableAggregation.SUM)
+                strategy.run(lambda x: total.assign_add(x), args=(1.,))
+            """),
             (Expect(4, 13, INFO),),
-            unsafe_fixed="import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\n"
-            "with strategy.scope():\n"
-            "    total = tf.Variable(0., trainable=False, aggregation=tf.VariableAggregation.SUM, "
-            "synchronization=tf.VariableSynchronization.ON_READ)\n"
-            "strategy.run(lambda x: total.assign_add(x), args=(1.,))\n",
+            unsafe_fixed=snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    total = tf.Variable(0., trainable=False, aggregation=tf.VariableAggregation.SUM, synchronization=tf.VariableSynchronization.ON_READ)
+                strategy.run(lambda x: total.assign_add(x), args=(1.,))
+            """),
         ),
     ]
 

@@ -5,8 +5,8 @@ from typing import Iterator
 from ..findings import Finding
 from ..model import tfapi
 from ..model.usage import CONSTANT, PYTHON_NUMBER
-from .base import (INFO, UNSAFE, Expect, Invalid, Rule, RuleContext, judge, make_fix,
-                   set_setting, site_span, strategy_contexts)
+from .base import (INFO, UNSAFE, Expect, Invalid, Rule, RuleContext, judge, make_fix, set_setting,
+                   site_span, snippet, strategy_contexts)
 
 
 class CounterWithoutOnlyFirstReplica(Rule):
@@ -48,22 +48,38 @@ class CounterWithoutOnlyFirstReplica(Rule):
     fix_availability = "unsafe"
 
     VALID = [
-        "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n"
-        "    step = tf.Variable(0, aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)\n"
-        "strategy.run(lambda: step.assign_add(1))\n",
-        "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n"
-        "    step = tf.Variable(0)\nstep.assign_add(1)\n",
+        snippet("""
+            import tensorflow as tf
+            strategy = tf.distribute.MirroredStrategy()
+            with strategy.scope():
+                step = tf.Variable(0, aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
+            strategy.run(lambda: step.assign_add(1))
+        """),
+        snippet("""
+            import tensorflow as tf
+            strategy = tf.distribute.MirroredStrategy()
+            with strategy.scope():
+                step = tf.Variable(0)
+            step.assign_add(1)
+        """),
     ]
     INVALID = [
         Invalid(
-            "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n"
-            "    step = tf.Variable(0, trainable=False)\n"
-            "strategy.run(lambda: step.assign_add(1))\n",
+            snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    step = tf.Variable(0, trainable=False)
+                strategy.run(lambda: step.assign_add(1))
+            """),
             (Expect(4, 12, INFO),),
-            unsafe_fixed="import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\n"
-            "with strategy.scope():\n"
-            "    step = tf.Variable(0, trainable=False, aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)\n"
-            "strategy.run(lambda: step.assign_add(1))\n",
+            unsafe_fixed=snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    step = tf.Variable(0, trainable=False, aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
+                strategy.run(lambda: step.assign_add(1))
+            """),
         ),
     ]
 

@@ -5,7 +5,7 @@ from typing import Iterator
 from ..findings import Finding
 from ..model import tfapi
 from ..model.variables import ENUM, KERAS_STRING
-from .base import INFO, SAFE, Expect, Invalid, Rule, RuleContext, make_fix
+from .base import INFO, SAFE, Expect, Invalid, Rule, RuleContext, make_fix, snippet
 
 
 class ExplicitOnWrite(Rule):
@@ -41,20 +41,37 @@ class ExplicitOnWrite(Rule):
     fix_availability = "safe"
 
     VALID = [
-        "import tensorflow as tf\nw = tf.Variable(1.)\n",
-        "import tensorflow as tf\nw = tf.Variable(1., trainable=False, "
-        "synchronization=tf.VariableSynchronization.ON_WRITE)\n",
+        snippet("""
+            import tensorflow as tf
+            w = tf.Variable(1.)
+        """),
+        snippet("""
+            import tensorflow as tf
+            w = tf.Variable(1., trainable=False, synchronization=tf.VariableSynchronization.ON_WRITE)
+        """),
     ]
     INVALID = [
         Invalid(
-            "import tensorflow as tf\nw = tf.Variable(1., synchronization=tf.VariableSynchronization.ON_WRITE)\n",
+            snippet("""
+                import tensorflow as tf
+                w = tf.Variable(1., synchronization=tf.VariableSynchronization.ON_WRITE)
+            """),
             (Expect(2, 21, INFO),),
-            fixed="import tensorflow as tf\nw = tf.Variable(1.)\n",
+            fixed=snippet("""
+                import tensorflow as tf
+                w = tf.Variable(1.)
+            """),
         ),
         Invalid(
-            "import keras\nw = keras.Variable(1., synchronization='on_write')\n",
+            snippet("""
+                import keras
+                w = keras.Variable(1., synchronization='on_write')
+            """),
             (Expect(2, 24, INFO),),
-            fixed="import keras\nw = keras.Variable(1.)\n",
+            fixed=snippet("""
+                import keras
+                w = keras.Variable(1.)
+            """),
         ),
     ]
 

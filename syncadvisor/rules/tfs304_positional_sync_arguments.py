@@ -5,7 +5,7 @@ from typing import Iterator
 from ..findings import Finding
 from ..model import tfapi
 from ..model.facts import Span
-from .base import INFO, SAFE, Expect, Invalid, Rule, RuleContext, make_fix
+from .base import INFO, SAFE, Expect, Invalid, Rule, RuleContext, make_fix, snippet
 
 
 class PositionalSyncArguments(Rule):
@@ -44,26 +44,41 @@ class PositionalSyncArguments(Rule):
     fix_availability = "safe"
 
     VALID = [
-        "import tensorflow as tf\nv = tf.Variable(0., synchronization=tf.VariableSynchronization.AUTO)\n",
+        snippet("""
+            import tensorflow as tf
+            v = tf.Variable(0., synchronization=tf.VariableSynchronization.AUTO)
+        """),
     ]
     INVALID = [
         Invalid(
-            "import tensorflow as tf\n"
-            "v = tf.Variable(0., False, True, None, 'v', None, None, None, None,"
-            " tf.VariableSynchronization.ON_READ, tf.VariableAggregation.SUM)\n",
+            snippet("""
+                import tensorflow as tf
+                v = tf.Variable(0., False, True, None, 'v', None, None, None, None, tf.VariableSynchronization.ON_READ, tf.VariableAggregation.SUM)
+            """),
             (Expect(2, 69, INFO),),
-            fixed="import tensorflow as tf\n"
-            "v = tf.Variable(0., False, True, None, 'v', None, None, None, None,"
-            " synchronization=tf.VariableSynchronization.ON_READ, aggregation=tf.VariableAggregation.SUM)\n",
+            fixed=snippet("""
+                import tensorflow as tf
+                v = tf.Variable(0., False, True, None, 'v', None, None, None, None, synchronization=tf.VariableSynchronization.ON_READ, aggregation=tf.VariableAggregation.SUM)
+            """),
         ),
         Invalid(
-            "import tf_keras\nimport tensorflow as tf\nclass M(tf_keras.metrics.Metric):\n"
-            "    def __init__(self):\n        super().__init__()\n"
-            "        self.t = self.add_weight('t', (), tf.VariableAggregation.SUM)\n",
+            snippet("""
+                import tf_keras
+                import tensorflow as tf
+                class M(tf_keras.metrics.Metric):
+                    def __init__(self):
+                        super().__init__()
+                        self.t = self.add_weight('t', (), tf.VariableAggregation.SUM)
+            """),
             (Expect(6, 43, INFO),),
-            fixed="import tf_keras\nimport tensorflow as tf\nclass M(tf_keras.metrics.Metric):\n"
-            "    def __init__(self):\n        super().__init__()\n"
-            "        self.t = self.add_weight('t', (), aggregation=tf.VariableAggregation.SUM)\n",
+            fixed=snippet("""
+                import tf_keras
+                import tensorflow as tf
+                class M(tf_keras.metrics.Metric):
+                    def __init__(self):
+                        super().__init__()
+                        self.t = self.add_weight('t', (), aggregation=tf.VariableAggregation.SUM)
+            """),
         ),
     ]
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..findings import Finding
-from .base import ERROR, Expect, Invalid, Rule, RuleContext
+from .base import ERROR, Expect, Invalid, Rule, RuleContext, snippet
 
 
 class ParseError(Rule):
@@ -31,8 +31,15 @@ class ParseError(Rule):
     severity = ERROR
     summary = "the file could not be read or parsed; every other file is still checked"
 
-    VALID = ["import tensorflow as tf\nv = tf.Variable(1.)\n"]
-    INVALID = [Invalid("import tensorflow as tf\nwith strategy.scope(:\n    pass\n", (Expect(2),))]
+    VALID = [snippet("""
+        import tensorflow as tf
+        v = tf.Variable(1.)
+    """)]
+    INVALID = [Invalid(snippet("""
+        import tensorflow as tf
+        with strategy.scope(:
+            pass
+    """), (Expect(2),))]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         return iter(())  # the engine reports these: there is no model to check
