@@ -10,9 +10,9 @@ import gc
 import json
 import os
 import sys
-from dataclasses import replace
 from typing import List, Optional, Sequence
 
+from .records import replace
 from . import __version__
 from .cache import FOLDER, Cache, default_directory
 from .config import ConfigError, Settings, load_settings, validate_codes

@@ -4,12 +4,12 @@ Unknown keys and bad values raise `ConfigError` naming the key (exit 2).
 """
 from __future__ import annotations
 
+from .records import field, record, replace
 import fnmatch
 import os
 import re
 import stat
 import sys
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
@@ -25,7 +25,7 @@ class ConfigError(Exception):
     """A bad setting: the message names the key and the file."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Settings:
     select: Tuple[str, ...] = ("TFS",)
     ignore: Tuple[str, ...] = ()

@@ -11,10 +11,10 @@ import fnmatch
 import io
 import os
 import tokenize
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
+from .records import record
 from .config import Settings
 
 PYTHON_SUFFIXES = (".py", ".pyi")
@@ -27,7 +27,7 @@ class MissingPath(Exception):
     pass
 
 
-@dataclass
+@record
 class SourceText:
     """A decoded file, and what is needed to write it back byte for byte."""
 

@@ -5,7 +5,7 @@ positions are exclusive.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from .records import field, record
 from typing import Optional, Tuple
 
 ERROR = "error"
@@ -17,7 +17,7 @@ SAFE = "safe"
 UNSAFE = "unsafe"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Edit:
     line: int
     column: int
@@ -30,7 +30,7 @@ class Edit:
                 "end_column": self.end_column, "content": self.content}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Fix:
     applicability: str  # SAFE or UNSAFE
     message: str
@@ -41,7 +41,7 @@ class Fix:
                 "edits": [e.to_json() for e in self.edits]}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Finding:
     path: str
     line: int

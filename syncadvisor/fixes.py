@@ -13,9 +13,9 @@ import difflib
 import os
 import stat
 import uuid
-from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from .records import field, record
 from .config import Settings
 from .engine.analyze import FileResult, analyze_text
 from .engine.check import RunResult, check
@@ -71,7 +71,7 @@ def _overlaps(a: Tuple[int, int, str], b: Tuple[int, int, str]) -> bool:
     return a[0] < b[1] and b[0] < a[1] or a[0] == b[0]
 
 
-@dataclass
+@record
 class FixRun:
     run: RunResult  # the findings that remain after fixing
     fixed: Dict[str, str] = field(default_factory=dict)  # path -> new text (changed files only)

@@ -12,9 +12,9 @@ would not round-trip byte for byte.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
+from .records import field, record
 from .files import UnreadableSource
 from .findings import Edit, Finding, Fix
 from .lines import physical_lines
@@ -25,7 +25,7 @@ _HIDDEN_MAGIC = re.compile(r"^(\s*)pass  # syncadvisor-magic: (.*)$")
 _LINE_REFERENCE = re.compile(r"\bline (\d+)\b")  # "created at line 5" in messages
 
 
-@dataclass
+@record
 class Notebook:
     raw: str
     data: dict

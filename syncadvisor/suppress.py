@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 import tokenize
-from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, List, Optional
 
+from .records import field, record
 from .lines import physical_lines
 
 NOQA_INLINE = re.compile(
@@ -25,7 +25,7 @@ _SEPARATORS = re.compile(r"[,\s]+")
 ALL = None  # a blanket noqa
 
 
-@dataclass
+@record
 class Suppressions:
     # line -> codes suppressed there (ALL for a blanket `# noqa`)
     lines: Dict[int, Optional[FrozenSet[str]]] = field(default_factory=dict)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import ast
 import traceback
 import warnings
-from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Tuple
 
+from ..records import field, record
 from ..collector import collector_paused
 from ..config import Settings
 from ..files import UnreadableSource, module_name, reads_as_itself
@@ -22,7 +22,7 @@ PARSE_ERROR = "TFS900"
 PARSE_ERROR_NAME = "parse-error"
 
 
-@dataclass
+@record
 class FileResult:
     path: str
     model: Optional[FileModel] = None

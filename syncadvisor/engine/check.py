@@ -7,9 +7,9 @@ would cost more than modelling every file that has one.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Sequence
 
+from ..records import record
 from ..collector import collector_paused
 from ..config import Settings
 from ..findings import Finding
@@ -21,7 +21,7 @@ from ..suppress import parse_suppressions
 from .analyze import FileResult, internal_error
 
 
-@dataclass
+@record
 class RunResult:
     findings: List[Finding]
     files: int

@@ -14,9 +14,9 @@ all unchanged since the last one gives that run's findings without modelling.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Dict, List, Optional
 
+from ..records import field, record
 from ..config import Settings
 from ..files import UnreadableSource, module_name
 from ..findings import Finding
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from ..cache import Cache
 
 
-@dataclass
+@record
 class FixOutcome:
     """What `Run.fix` made: the findings that remain, and the new text of each changed
     file as it is to be written (a notebook's JSON)."""

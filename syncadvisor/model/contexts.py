@@ -10,9 +10,9 @@ a function nobody in this run calls has an unknown context.
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from dataclasses import dataclass
 from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
+from ..records import record
 from . import tfapi
 from .facts import (BOUND_CALL, BOUND_METHOD, BOUND_NAMES, BOUND_QNAME, BOUND_SELF_ATTR, Bound,
                     ClassInfo, FileModel, Span)
@@ -25,14 +25,14 @@ _CONSTRUCTION_METHODS = ("__init__", "build")
 CalleeTable = Dict[str, List[Tuple[int, List[str]]]]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class StrategyOption:
     kind: str  # a tfapi strategy kind, or tfapi.ANY_STRATEGY
     path: Optional[str] = None
     line: Optional[int] = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Strategy:
     """A strategy object as the code names it, with the kinds it may be."""
 
@@ -49,7 +49,7 @@ UNKNOWN = "unknown"  # no caller in this run
 IN_STRATEGY = "strategy"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Context:
     kind: str
     strategy: Optional[Strategy] = None

@@ -1,45 +1,14 @@
 """The per-file semantic model: plain data, no tree nodes.
 
 A `FileModel` is what one pass over a file's `ast` tree produces (builder.py). It
-holds only dataclasses of strings, ints and tuples, so it can be cached and sent
+holds only records of strings, ints and tuples, so it can be cached and sent
 between processes. Positions: 1-based lines, 0-based columns, in characters.
 """
 from __future__ import annotations
 
-import copyreg
-import sys
-from operator import attrgetter
-from dataclasses import dataclass, field, fields
 from typing import Dict, List, Optional, Tuple
 
-# Instances without a __dict__: a run keeps every file's model, hundreds of thousands of
-# these (keras+tf_keras: 113 MB of models with a __dict__ each, 68 MB with slots). Only
-# from Python 3.11, where they are tested (pickled to the cache and between processes).
-_SLOTS = {"slots": True} if sys.version_info >= (3, 11) else {}
-
-
-def _pickled_compactly(cls):
-    """Pickle as the class and a tuple of field values, not a dict per object: a run's
-    models travel from the worker processes to the parent, and to and from the cache
-    (keras+tf_keras: 12 MB of pickles). The object exists before its fields are read
-    back, so cycles between Bounds (`a = b; b = a`) still pickle. The state is read in
-    one C call and written back in one unpacking assignment compiled for the class's
-    fields: a loop of getattr/setattr over the names took 1.41 s to write and 0.65 s
-    to read keras+tf_keras' models, these 0.99 s and 0.38 s."""
-    names = tuple(f.name for f in fields(cls))
-    assert len(names) > 1, "attrgetter of one name returns the value, not a tuple"
-    state_of = attrgetter(*names)
-    new = copyreg.__newobj__
-
-    def __reduce__(self):
-        return new, (cls,), state_of(self)
-
-    namespace: Dict[str, object] = {}
-    exec(f"def __setstate__(self, state):\n    {', '.join('self.' + n for n in names)}, = state\n",
-         namespace)
-    cls.__reduce__, cls.__setstate__ = __reduce__, namespace["__setstate__"]
-    return cls
-
+from ..records import field, fields, record
 
 class Span:
     """A node's position. A value: equal and hashed by its fields, never changed once
@@ -85,8 +54,7 @@ CALL = "call"  # a call; `qname` is its resolved callee, if any
 OTHER = "other"
 
 
-@_pickled_compactly
-@dataclass(**_SLOTS)
+@record(slots=True)
 class Value:
     """An expression as far as the rules care: a literal, a name, a call, or opaque."""
 
@@ -108,8 +76,7 @@ class Value:
         return None
 
 
-@_pickled_compactly
-@dataclass(**_SLOTS)
+@record(slots=True)
 class Argument:
     keyword: Optional[str]
     value: Value
@@ -135,8 +102,7 @@ BOUND_ITEM = "item"  # item number `attr` of what `options[0]` is (`a, b = f()`)
 BOUND_LOCAL = "local"  # anything else
 
 
-@_pickled_compactly
-@dataclass(**_SLOTS)
+@record(slots=True)
 class Bound:
     """What a name (or `self.attr`) is bound to."""
 
@@ -149,8 +115,7 @@ class Bound:
     creation: Optional[int] = None  # index into FileModel.creations when a call creates a variable
 
 
-@_pickled_compactly
-@dataclass(**_SLOTS)
+@record(slots=True)
 class CreationCall:
     """A call that may create a variable, as written."""
 
@@ -167,8 +132,7 @@ class CreationCall:
     target: Optional[str] = None  # "name" or "self.attr" the result is bound to
 
 
-@_pickled_compactly
-@dataclass(**_SLOTS)
+@record(slots=True)
 class EnumRef:
     """`<enum class>.<MEMBER>` anywhere in the file."""
 
@@ -179,8 +143,7 @@ class EnumRef:
     class_text: str  # how the class was spelled
 
 
-@_pickled_compactly
-@dataclass(**_SLOTS)
+@record(slots=True)
 class ScopeEntry:
     """One `with <receiver>.scope():` item."""
 
@@ -194,8 +157,7 @@ class ScopeEntry:
 ASSIGN_METHODS = ("assign", "assign_add", "assign_sub")
 
 
-@_pickled_compactly
-@dataclass(**_SLOTS)
+@record(slots=True)
 class Update:
     """`v.assign_add(x)`, `tf.compat.v1.assign(v, x)`, `v.scatter_add(...)`."""
 
@@ -215,8 +177,7 @@ READ_CHECKPOINT = "checkpoint"  # tracked by a checkpoint
 READ_SAVE = "save"  # saved (SavedModel, Keras `save`/`save_weights`)
 
 
-@_pickled_compactly
-@dataclass(**_SLOTS)
+@record(slots=True)
 class Read:
     """A read that reduces an ON_READ variable, or a save of it: `v.numpy()`,
     `tf.train.Checkpoint(v=v)`, `tf.saved_model.save(obj, ...)`, `obj.save(...)`."""
@@ -233,8 +194,7 @@ ENTRY_REPLICA = "replica"  # `fn` runs in replica context
 ENTRY_CROSS = "cross"  # `fn` runs in cross-replica context
 
 
-@_pickled_compactly
-@dataclass(**_SLOTS)
+@record(slots=True)
 class ReplicaEntry:
     """`strategy.run(fn)` and friends: `fn` runs in replica context; for `merge_call`
     and `extended.update` it runs in cross-replica context."""
@@ -247,8 +207,7 @@ class ReplicaEntry:
     scopes: Tuple[int, ...]
 
 
-@_pickled_compactly
-@dataclass(**_SLOTS)
+@record(slots=True)
 class ObjectUse:
     """A method call on an object that may be a Keras model or metric:
     `model.compile(...)`, `model.fit(...)`, `metric.update_state(...)`."""
@@ -260,8 +219,7 @@ class ObjectUse:
     scopes: Tuple[int, ...]
 
 
-@_pickled_compactly
-@dataclass(**_SLOTS)
+@record(slots=True)
 class LayerCall:
     """A call that may construct a Keras layer we care about (BatchNormalization)."""
 
@@ -272,8 +230,7 @@ class LayerCall:
     scopes: Tuple[int, ...]
 
 
-@_pickled_compactly
-@dataclass(**_SLOTS)
+@record(slots=True)
 class CallEdge:
     caller: Optional[str]  # function id; None for module level
     callee: Bound
@@ -281,8 +238,7 @@ class CallEdge:
     span: Span
 
 
-@_pickled_compactly
-@dataclass(**_SLOTS)
+@record(slots=True)
 class FunctionInfo:
     id: str
     name: str
@@ -291,8 +247,7 @@ class FunctionInfo:
     returns: List[Bound] = field(default_factory=list)
 
 
-@_pickled_compactly
-@dataclass(**_SLOTS)
+@record(slots=True)
 class ClassInfo:
     id: str
     name: str
@@ -302,8 +257,7 @@ class ClassInfo:
     methods: Tuple[str, ...] = ()
 
 
-@_pickled_compactly
-@dataclass(**_SLOTS)
+@record(slots=True)
 class FileModel:
     path: str
     module: str
@@ -374,9 +328,8 @@ def _model_setstate(self, state) -> None:
     self.calls = _calls_from_flat(self.calls)
 
 
-_CALLS = [f.name for f in fields(FileModel)].index("calls")
-assert [f.name for f in fields(CallEdge)] == ["caller", "callee", "scopes", "span"]
-assert [f.name for f in fields(Bound)] == ["kind", "qname", "text", "span", "attr", "options",
-                                           "creation"]
+_CALLS = fields(FileModel).index("calls")
+assert fields(CallEdge) == ("caller", "callee", "scopes", "span")
+assert fields(Bound) == ("kind", "qname", "text", "span", "attr", "options", "creation")
 _plain_model_reduce, _plain_model_setstate = FileModel.__reduce__, FileModel.__setstate__
 FileModel.__reduce__, FileModel.__setstate__ = _model_reduce, _model_setstate

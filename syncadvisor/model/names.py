@@ -7,9 +7,9 @@ body sees module names bound after it, as Python does.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from ..records import field, record
 from .facts import BOUND_QNAME, Bound
 
 MODULE = "module"
@@ -20,7 +20,7 @@ COMPREHENSION = "comprehension"
 _MAX_ALIAS_DEPTH = 12
 
 
-@dataclass
+@record
 class Binding:
     seq: int
     bound: Bound
@@ -29,7 +29,7 @@ class Binding:
     alias_scope: Optional["Scope"] = None
 
 
-@dataclass
+@record
 class Scope:
     kind: str
     parent: Optional["Scope"]

@@ -8,17 +8,17 @@ cross-replica context.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from functools import partial
 from typing import Dict, Iterable, List, Optional, Tuple
 
+from ..records import record
 from .contexts import ContextAnalysis, ProjectIndex
 from .facts import BOUND_QNAME, FileModel
 from .usage import UsageAnalysis
 from .variables import VariableSite, keras_class_kind, variable_sites
 
 
-@dataclass
+@record
 class LinkedFile:
     model: FileModel
     sites: List[VariableSite]

@@ -6,7 +6,7 @@ they never spell a TensorFlow name themselves.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from ..records import field, record
 from typing import Dict, FrozenSet, Mapping, Optional, Tuple
 
 # --- the enums -------------------------------------------------------------
@@ -47,7 +47,7 @@ KERAS3_STRING = {
 }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class EnumClass:
     """A TensorFlow enum class: which setting it spells, and its members."""
 
@@ -109,7 +109,7 @@ TRAINABLE_FALSE = "false"
 TRAINABLE_NOT_ON_READ = "not-on-read"  # tf.Variable: True unless ON_READ
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ApiSpec:
     """How one variable-creating callable takes its arguments."""
 
@@ -393,7 +393,7 @@ ONE_DEVICE = "OneDeviceStrategy"
 ANY_STRATEGY = "an unidentified strategy"  # a scope whose strategy we cannot name
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class StrategyTraits:
     """What a strategy does with variables (research §3.1, §3.3)."""
 

@@ -14,9 +14,9 @@ function's return value -- across the modules of the run.
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
+from ..records import field, record
 from . import tfapi
 from .contexts import Context, ContextAnalysis, ProjectIndex, Strategy
 from .facts import (BOOL, BOUND_ATTR, BOUND_CALL, BOUND_CONTAINER, BOUND_ELEMENT, BOUND_ITEM,
@@ -38,7 +38,7 @@ _MAX_DEPTH = 10
 VarKey = Tuple[str, int]  # (path, index into FileModel.creations)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Where:
     """A replica-ness context, with how the code got there (for messages)."""
 
@@ -48,7 +48,7 @@ class Where:
     at: Optional[Tuple[str, Span]] = None  # the call that entered this context
 
 
-@dataclass
+@record
 class UpdateInfo:
     """An update of a variable, classified."""
 
@@ -79,7 +79,7 @@ class UpdateInfo:
         return [w for w in self.where if w.kind == CROSS]
 
 
-@dataclass
+@record
 class ReadInfo:
     path: str
     kind: str
@@ -110,7 +110,7 @@ OBJ_INSTANCE = "instance"  # an instance of a class: `key` is the class's qualif
 OBJ_FUNCTION = "function"  # a function: `key` is its id
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Obj:
     kind: str  # OBJ_VAR, OBJ_INSTANCE or OBJ_FUNCTION
     key: object  # VarKey, class qualified name, or function id

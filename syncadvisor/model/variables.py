@@ -7,9 +7,9 @@ runs.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, List, Optional, Tuple
 
+from ..records import field, record
 from . import tfapi
 from .contexts import Context, ContextAnalysis, ProjectIndex
 from .facts import BOOL, CALL, FLOAT, INT, NONE, QNAME, STR, Argument, CreationCall, FileModel, Value
@@ -27,7 +27,7 @@ UNKNOWN_MEMBER = "unknown-member"  # e.g. VariableSynchronization.DEFAULT
 UNKNOWN = "unknown"  # an expression we cannot evaluate, or hidden in **kwargs
 
 
-@dataclass
+@record
 class Setting:
     """A normalised synchronization or aggregation."""
 
@@ -44,7 +44,7 @@ class Setting:
         return self.arg is not None
 
 
-@dataclass
+@record
 class VariableSite:
     path: str
     call: CreationCall

@@ -31,9 +31,9 @@ copy equal after every write with the aggregation the updates imply (`reference_
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from ..records import field, record
 from ..model import tfapi
 from ..model.facts import BOOL, CALL, FLOAT, INT, OTHER
 from ..model.tfapi import (AGG_MEAN, AGG_NONE, AGG_ONLY_FIRST_REPLICA, AGG_SUM, SYNC_AUTO,
@@ -71,7 +71,7 @@ INTEGER_DTYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16"
                             "uint64", "bool"})
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Update:
     method: str
     value: str  # one of VALUE_KINDS
@@ -97,7 +97,7 @@ class Update:
         return data
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Pattern:
     kind: str  # a canonical kind, or "site"
     title: str
@@ -125,7 +125,7 @@ class Pattern:
         }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FindingRef:
     code: str
     line: int
@@ -137,7 +137,7 @@ class FindingRef:
                 "message": self.message}
 
 
-@dataclass
+@record
 class SiteSpec:
     """One site to profile: where it is, what it does, what the code chose, what the linter said."""
 
@@ -192,7 +192,7 @@ _HEADER = (
 )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Canonical:
     kind: str
     title: str

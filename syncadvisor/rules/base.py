@@ -9,11 +9,11 @@ from __future__ import annotations
 import inspect
 import re
 import textwrap
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import (Callable, ClassVar, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple,
                     TypeVar)
 
+from ..records import field, record
 from ..findings import ERROR, INFO, SAFE, UNSAFE, WARNING, Edit, Finding, Fix
 from ..model import tfapi
 from ..model.contexts import IN_STRATEGY, NO_STRATEGY, UNKNOWN, Context, describe_strategy
@@ -45,14 +45,14 @@ def snippet(text: str) -> str:
     return textwrap.dedent(text[1:])
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Expect:
     line: int
     column: Optional[int] = None  # 1-based
     severity: Optional[str] = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Invalid:
     """Code the rule must flag, where, and (optionally) what its fixes make of it."""
 
@@ -88,7 +88,7 @@ class Rule:
 
 # --- judging strategy-dependent failures ----------------------------------
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Verdict:
     severity: str
     where: str  # e.g. "under MirroredStrategy `strategy` (line 5)"

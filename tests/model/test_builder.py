@@ -3,7 +3,6 @@ argument spans fixes can add and remove at, and models that pickle back to thems
 from __future__ import annotations
 
 import ast
-import dataclasses
 import pickle
 import textwrap
 
@@ -11,6 +10,7 @@ import pytest
 
 from syncadvisor.model import tfapi
 from syncadvisor.model.builder import build_model
+from syncadvisor.records import fields
 from tests import paths
 
 TESTS = paths.TESTS
@@ -34,12 +34,11 @@ def _same(a, b, seen) -> bool:
     """Structural equality that follows each pair of objects once (Bounds can cycle)."""
     if type(a) is not type(b):
         return False
-    if dataclasses.is_dataclass(a):
+    if hasattr(a, "__record_fields__"):
         if (id(a), id(b)) in seen:
             return True
         seen.add((id(a), id(b)))
-        return all(_same(getattr(a, f.name), getattr(b, f.name), seen)
-                   for f in dataclasses.fields(a))
+        return all(_same(getattr(a, name), getattr(b, name), seen) for name in fields(a))
     if isinstance(a, (list, tuple)):
         return len(a) == len(b) and all(_same(x, y, seen) for x, y in zip(a, b))
     if isinstance(a, dict):
