@@ -583,10 +583,9 @@ class ModelBuilder:
     # --- what a name, an expression or a value is --------------------------------------------
 
     def _name_bound(self, node: ast.Name, text: Optional[str]) -> Bound:
-        """`_bound_for(node, text)` for a plain name, the commonest case by far (keras+
-        tf_keras: 70k of 107k), in one step. A name's text is the name, on an ASCII
-        line; elsewhere Python may have normalised it (NFKC: `ﬁ` is `fi`), so it is
-        taken from the source."""
+        """`_bound_for(node, text)` for a plain name, the commonest case by far, in one
+        step. A name's text is the name, on an ASCII line; elsewhere Python may have
+        normalised it (NFKC: `ﬁ` is `fi`), so it is taken from the source."""
         name = node.id
         if text is None:
             text = self._code(node) if node.lineno in self._wide else name

@@ -280,11 +280,10 @@ class FileModel:
     newline: str = "\n"  # the file's first line ending: what an inserted line ends with
 
 
-# A run's call edges are half its models' objects (keras+tf_keras: 60k edges, each a
-# CallEdge, a Bound and a Span: 7.5 of 11.3 MB of pickles). A model pickles them as one
-# flat tuple of their fields, written by the pickler's C code; an object per edge, each
-# with its own `__reduce__` call, took 0.54 s to write, the flat tuple 0.32 s (to read:
-# about the same). A callee Bound belongs to its edge alone; a Span is a value.
+# A run's call edges are half its models' objects (each a CallEdge, a Bound and a Span).
+# A model pickles them as one flat tuple of their fields, written by the pickler's C
+# code, not as an object per edge, each with its own `__reduce__` call. Invariants this
+# relies on: a callee Bound belongs to its edge alone; a Span is a value.
 _EDGE_FIELDS = 13
 _new = object.__new__
 
