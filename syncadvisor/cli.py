@@ -10,7 +10,7 @@ import gc
 import json
 import os
 import sys
-from typing import List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from .records import replace
 from . import __version__
@@ -141,7 +141,7 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 def _settings(args: argparse.Namespace) -> Settings:
     start = args.stdin_filename or next((p for p in args.paths if p != "-"), None)
     settings = load_settings(args.config, start)
-    changes = {}
+    changes: Dict[str, Any] = {}
     for option in ("select", "ignore", "extend_select"):
         value = getattr(args, option)
         if value is not None:
@@ -179,7 +179,7 @@ def _check(args: argparse.Namespace) -> int:
                 sys.stdout.buffer.write(data)
             return EXIT_CLEAN
         try:
-            load_input(name, data).text
+            load_input(name, data).text  # noqa: B018 - decoding is the check
         except UnreadableSource as exc:
             raise UsageError(f"standard input: {exc}") from None
         run.add_file(name, data)
@@ -257,7 +257,8 @@ def _rules(args: argparse.Namespace) -> int:
         return EXIT_CLEAN
     width = max(len(r.name) for r in rules)
     for r in rules:
-        fix = {"safe": "[*]", "sometimes": "[*]", "unsafe": "[~]"}.get(r.fix_availability or "", "   ")
+        marks = {"safe": "[*]", "sometimes": "[*]", "unsafe": "[~]"}
+        fix = marks.get(r.fix_availability or "", "   ")
         sys.stdout.write(f"{r.code}  {fix}  {r.name:<{width}}  {r.severity:<7}  {r.summary}\n")
     sys.stdout.write("\n[*] has a safe fix (sometimes only), [~] has an unsafe fix\n")
     return EXIT_CLEAN

@@ -97,7 +97,8 @@ def path_matches(rel: str, pattern: str) -> bool:
         return True
     if "/" not in pattern:
         return any(fnmatch.fnmatchcase(part, pattern) for part in rel.split("/"))
-    return fnmatch.fnmatchcase(rel, "*/" + pattern) or fnmatch.fnmatchcase(rel, "*/" + pattern + "/*")
+    return (fnmatch.fnmatchcase(rel, "*/" + pattern)
+            or fnmatch.fnmatchcase(rel, "*/" + pattern + "/*"))
 
 
 # --- loading -----------------------------------------------------------------

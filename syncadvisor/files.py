@@ -225,7 +225,8 @@ def _walk(top: str, settings: Settings, seen: set) -> Iterator[str]:
                     continue
                 yield from walk(entry.path, child_real, stack)
             elif name.endswith(PYTHON_SUFFIXES) or name.endswith(".ipynb"):
-                if settings.is_excluded(entry.path) or (stack and is_ignored(child_real, False, stack)):
+                if settings.is_excluded(entry.path) or (
+                        stack and is_ignored(child_real, False, stack)):
                     continue
                 if child_real in seen or not _readable_kind(entry):
                     continue

@@ -29,7 +29,8 @@ MAX_ROUNDS = 10
 
 def applicable(finding: Finding, unsafe: bool) -> bool:
     fix = finding.fix
-    return fix is not None and (fix.applicability == SAFE or (unsafe and fix.applicability == UNSAFE))
+    return fix is not None and (fix.applicability == SAFE
+                                or (unsafe and fix.applicability == UNSAFE))
 
 
 def _offset(starts: List[int], text_length: int, line: int, column: int) -> int:
@@ -135,7 +136,8 @@ def unified_diff(path: str, old: str, new: str) -> str:
                                  fromfile=before, tofile=after)
     out = []
     for line in lines:
-        out.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
+        out.append(line if line.endswith(("\n", "\r"))
+                   else line + "\n\\ No newline at end of file\n")
     return "".join(out)
 
 

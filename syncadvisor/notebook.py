@@ -96,7 +96,7 @@ def load(raw: str) -> Notebook:
         text = _source(cell, number)
         if text.lstrip().startswith("%%"):
             continue  # a cell magic: not Python
-        lines = [_hide_magic(l) for l in _lines(text)]
+        lines = [_hide_magic(line) for line in _lines(text)]
         parts.append("\n".join(lines) + "\n" + MARKER + "\n")
         cells.append((number, line, len(lines)))
         line += len(lines) + 1
@@ -144,7 +144,7 @@ def write_back(nb: Notebook, virtual: str) -> str:
     for (number, _, _), chunk in zip(nb.cells, chunks):
         cell = data["cells"][number - 1]
         old = _source(cell, number)
-        new = "\n".join(_restore_magic(l) for l in chunk.split("\n"))
+        new = "\n".join(_restore_magic(line) for line in chunk.split("\n"))
         if old.endswith("\n"):
             new += "\n"
         if new == old:

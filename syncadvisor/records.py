@@ -144,8 +144,11 @@ def _make(cls: type, frozen: bool, slots: bool) -> type:
             body["__setstate__"] = namespace["__setstate__"]
     made = type(cls)(cls.__name__, cls.__bases__, body)
     if slots and names:
-        state_of, new = _key_of(names), copyreg.__newobj__
-        made.__reduce__ = lambda self: (new, (made,), state_of(self))  # type: ignore[method-assign]
+        state_of, new = _key_of(names), copyreg.__newobj__  # type: ignore[attr-defined]
+
+        def __reduce__(self: Any) -> tuple:
+            return new, (made,), state_of(self)
+        made.__reduce__ = __reduce__  # type: ignore[assignment,method-assign]
     return made
 
 

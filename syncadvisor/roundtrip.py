@@ -68,7 +68,7 @@ def parse_hazard(text: str) -> Optional[Tuple[int, int, str]]:
     except ValueError:  # NUL bytes (Python < 3.12): libcst reports them
         return None
     expr, boolop = ast.expr, ast.BoolOp
-    stack = [(tree, 0)]
+    stack: List[Tuple[ast.AST, int]] = [(tree, 0)]
     while stack:
         node, depth = stack.pop()
         if isinstance(node, expr):

@@ -27,7 +27,7 @@ ALL = None  # a blanket noqa
 
 @record
 class Suppressions:
-    # line -> codes suppressed there (ALL for a blanket `# noqa`)
+    # line -> codes suppressed there (ALL for a blanket noqa comment)
     lines: Dict[int, Optional[FrozenSet[str]]] = field(default_factory=dict)
     file_all: bool = False
     file_codes: FrozenSet[str] = frozenset()

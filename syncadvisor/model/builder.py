@@ -18,7 +18,7 @@ import re
 import sys
 from bisect import bisect_right
 from sys import intern
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..lines import line_starts, position
 from . import tfapi
@@ -40,7 +40,7 @@ _CONSTANT_NAMES = {None: "None", True: "True", False: "False"}
 _SKIPPED_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "kind", "is_async",
                              "type_ignores", "simple", "conversion", "level"})
 # Where the order of `_fields` is not the source's.
-_ORDER = {
+_ORDER: Dict[type, Tuple[str, ...]] = {
     ast.IfExp: ("body", "test", "orelse"),
 }
 _FIELDS: Dict[type, Tuple[str, ...]] = {}
@@ -51,13 +51,13 @@ def dotted_parts(node: ast.AST) -> Optional[Tuple[str, ...]]:
     """('a', 'b', 'c') for `a.b.c`; None for anything that is not a plain dotted name.
     `None`, `True` and `False` count as names (they resolve to nothing)."""
     if node.__class__ is _NAME:
-        return (node.id,)  # type: ignore[attr-defined]
+        return (node.id,)
     parts: List[str] = []
     while node.__class__ is _ATTRIBUTE:
-        parts.append(node.attr)  # type: ignore[attr-defined]
-        node = node.value  # type: ignore[attr-defined]
+        parts.append(node.attr)
+        node = node.value
     if node.__class__ is _NAME:
-        parts.append(node.id)  # type: ignore[attr-defined]
+        parts.append(node.id)
     elif not parts and _is_name_constant(node):
         parts.append(_CONSTANT_NAMES[node.value])  # type: ignore[attr-defined]
     else:
@@ -150,7 +150,8 @@ class ModelBuilder:
         self._creation_of_node: Dict[int, int] = {}  # id(call node) -> creation index
         self._entry_lambdas: set = set()  # lambdas passed to strategy.run & co
         # Calls whose meaning depends on what their callee resolves to.
-        self._pending_updates: List[Tuple[Update, Optional[PendingRef], Optional[Tuple[Bound, Optional[Value]]]]] = []
+        self._pending_updates: List[Tuple[Update, Optional[PendingRef],
+                                          Optional[Tuple[Bound, Optional[Value]]]]] = []
         self._pending_checkpoints: List[Tuple[PendingRef, List[Read]]] = []
         self._pending_saves: List[Tuple[PendingRef, Read, Optional[Read]]] = []
         self._pending_layer_calls: List[Tuple[LayerCall, PendingRef]] = []
@@ -315,7 +316,8 @@ class ModelBuilder:
             head = full.split(".", 1)[0]
             self._bind(head, Bound(BOUND_QNAME, head, text=head))
 
-    def _import_from(self, module: str, level: int, names: Optional[Sequence[Tuple[str, Optional[str]]]]
+    def _import_from(self, module: str, level: int,
+                     names: Optional[Sequence[Tuple[str, Optional[str]]]]
                      ) -> None:
         """`from [.]module import name [as local], ...`; names None for `import *`."""
         if level:
@@ -472,6 +474,7 @@ class ModelBuilder:
             self._bind_target(target, node.value)
         value = node.value
         target_text = self._code(node.targets[0])
+        elements: List[ast.AST]
         if isinstance(value, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
             elements, target_text = [value.elt], target_text + "[...]"
         elif isinstance(value, (ast.List, ast.Tuple)):
@@ -520,7 +523,7 @@ class ModelBuilder:
     def _bind_target(self, target: ast.AST, value: Optional[ast.AST]) -> None:
         if isinstance(target, ast.Name):
             parts = dotted_parts(value) if value is not None else None
-            if parts is not None and not self._self_head(parts):
+            if parts is not None and value is not None and not self._self_head(parts):
                 self._bind(target.id, Bound(BOUND_QNAME, text=target.id, span=self._span(value)),
                            alias=parts)
             else:
@@ -565,8 +568,8 @@ class ModelBuilder:
             elif iterable.func.id != "zip":
                 sources = []
             if len(sources) == len(target.elts):
-                for element, source in zip(target.elts, sources):
-                    element = _unstarred(element)
+                for starred, source in zip(target.elts, sources):
+                    element = _unstarred(starred)
                     if isinstance(element, ast.Name) and source is not None:
                         self._bind(element.id, self._element_of(source))
                     else:
@@ -599,7 +602,7 @@ class ModelBuilder:
         if value is None:
             return Bound(BOUND_LOCAL, text=text)
         if value.__class__ is ast.Name:
-            return self._name_bound(value, text)  # type: ignore[arg-type]
+            return self._name_bound(value, text)
         span = self._span(value)
         parts = dotted_parts(value)
         if parts is not None and not self._self_head(parts):
@@ -639,7 +642,7 @@ class ModelBuilder:
 
     def _ref_bound(self, node: ast.AST, text: Optional[str] = None) -> Bound:
         if node.__class__ is ast.Name:
-            return self._name_bound(node, text)  # type: ignore[arg-type]
+            return self._name_bound(node, text)
         text = text if text is not None else self._code(node)
         if isinstance(node, ast.Name) or _is_name_constant(node):
             return self._bound_for(node, text)
@@ -718,7 +721,7 @@ class ModelBuilder:
         self._walk_all(node.body)
         self._close_scopes(*entered)
 
-    def _open_scopes(self, items: Sequence[object]) -> Tuple[int, int]:
+    def _open_scopes(self, items: Sequence[ast.AST]) -> Tuple[int, int]:
         """Enter a `with` statement's items (the expressions before `as`); what to pass
         to `_close_scopes` when it ends."""
         fn = self._fn
@@ -755,11 +758,11 @@ class ModelBuilder:
         name = attribute[1] if attribute is not None else _name_of(func) or ""
         return name in tfapi.STATELESS_SCOPE_NAMES
 
-    def _scope_receiver(self, item) -> Optional[object]:
+    def _scope_receiver(self, item: ast.AST) -> Optional[ast.AST]:
         """`X` for a `X.scope()` with-item."""
-        func = _func_of(item)
-        if func is None or _has_arguments(item):
+        if not isinstance(item, ast.Call) or _has_arguments(item):
             return None
+        func = item.func
         attribute = _attribute_of(func)
         return attribute[0] if attribute is not None and attribute[1] == "scope" else None
 
@@ -808,8 +811,8 @@ class ModelBuilder:
         if value.__class__ not in _LEAVES:  # `x.attr`, `self.attr`: the commonest
             self.walk(value)
 
-    def _record_call(self, node) -> None:
-        func = _func_of(node)
+    def _record_call(self, node: ast.Call) -> None:
+        func = node.func
         attribute = _attribute_of(func)
         last = attribute[1] if attribute is not None else _name_of(func)
         if last is None:
@@ -996,11 +999,11 @@ class ModelBuilder:
                 bound.kind = BOUND_LOCAL
         for ref, bound in self._pending_names:
             bound.options = tuple(b for b in self._bounds_of_name(ref) if b is not bound)
-        for creation, ref in self._pending_creations:
-            creation.callee = resolve(ref) if ref is not None else None
-        for update, ref, alternative in self._pending_updates:
-            if ref is not None and alternative is not None and \
-                    resolve(ref) in tfapi.UPDATE_FUNCTIONS:
+        for creation, creation_ref in self._pending_creations:
+            creation.callee = resolve(creation_ref) if creation_ref is not None else None
+        for update, update_ref, alternative in self._pending_updates:
+            if update_ref is not None and alternative is not None and \
+                    resolve(update_ref) in tfapi.UPDATE_FUNCTIONS:
                 update.receiver, update.value = alternative
                 update.function_style = True
             self.model.updates.append(update)
@@ -1133,7 +1136,7 @@ def _param_names(args: ast.arguments) -> List[str]:
 # reference cycle, kept (with its model and all its bookkeeping) until the cycle collector
 # runs, which a run pauses.
 _B = ModelBuilder
-_HANDLERS = {
+_HANDLERS: Dict[type, Callable[[ModelBuilder, Any], None]] = {
     ast.Module: _B._module, ast.Import: _B._import_node, ast.ImportFrom: _B._import_from_node,
     ast.ClassDef: _B._class, ast.FunctionDef: _B._function, ast.AsyncFunctionDef: _B._function,
     ast.Lambda: _B._lambda, ast.ListComp: _B._comprehension, ast.SetComp: _B._comprehension,

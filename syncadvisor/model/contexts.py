@@ -175,10 +175,10 @@ class StrategyResolver:
         if kind == BOUND_NAMES:
             return self._from_many(bound.options, path, depth)
         if kind == BOUND_SELF_ATTR and bound.qname and bound.attr:
-            fm = index.class_files.get(bound.qname)
-            if fm is None:
+            owner = index.class_files.get(bound.qname)
+            if owner is None:
                 return []
-            return self._from_many(index.class_attr(bound.qname, bound.attr), fm.path, depth)
+            return self._from_many(index.class_attr(bound.qname, bound.attr), owner.path, depth)
         if kind == BOUND_METHOD and bound.qname and bound.attr:
             fid = index.method(bound.qname, bound.attr)
             if fid is None:
@@ -271,7 +271,7 @@ class ContextAnalysis:
                     incoming[target].append((edge.caller, lexical))
         contexts = self.function_contexts
         queue: deque = deque()
-        for caller, edges in outgoing.items():
+        for edges in outgoing.values():
             for target, lexical in edges:
                 if lexical is not None and lexical not in contexts[target]:
                     contexts[target].add(lexical)

@@ -30,7 +30,7 @@ class Span:
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not Span:
             return NotImplemented
-        return self._key() == other._key()  # type: ignore[attr-defined]
+        return self._key() == other._key()
 
     def __hash__(self) -> int:
         return hash((self.line, self.column, self.end_line, self.end_column))
@@ -330,5 +330,7 @@ def _model_setstate(self, state) -> None:
 _CALLS = fields(FileModel).index("calls")
 assert fields(CallEdge) == ("caller", "callee", "scopes", "span")
 assert fields(Bound) == ("kind", "qname", "text", "span", "attr", "options", "creation")
-_plain_model_reduce, _plain_model_setstate = FileModel.__reduce__, FileModel.__setstate__
-FileModel.__reduce__, FileModel.__setstate__ = _model_reduce, _model_setstate
+_plain_model_reduce = FileModel.__reduce__
+_plain_model_setstate = FileModel.__setstate__  # type: ignore[attr-defined]
+FileModel.__reduce__ = _model_reduce  # type: ignore[method-assign]
+FileModel.__setstate__ = _model_setstate  # type: ignore[attr-defined]

@@ -67,7 +67,7 @@ def _keras_kind(index: ProjectIndex, class_id: str) -> Tuple[Optional[str], Opti
 def source_root(fm: FileModel) -> str:
     """The folder a file's module name is relative to (above its top-level package)."""
     folder = os.path.dirname(os.path.abspath(fm.path))
-    depth = fm.module.count(".") if not fm.path.endswith("__init__.py") else fm.module.count(".") + 1
+    depth = fm.module.count(".") + (1 if fm.path.endswith("__init__.py") else 0)
     for _ in range(depth):
         folder = os.path.dirname(folder)
     return folder

@@ -515,7 +515,8 @@ UPDATE_CALLEE_NAMES = frozenset(UPDATE_METHODS)
 
 # Reads that reduce an ON_READ variable in cross-replica context.
 READ_METHODS = frozenset({"numpy", "read_value", "value"})
-CHECKPOINT_CLASSES = frozenset({"tensorflow.train.Checkpoint", "tensorflow.compat.v1.train.Checkpoint",
+CHECKPOINT_CLASSES = frozenset({"tensorflow.train.Checkpoint",
+                                "tensorflow.compat.v1.train.Checkpoint",
                                 "tensorflow.python.checkpoint.checkpoint.Checkpoint"})
 SAVE_FUNCTIONS = frozenset({"tensorflow.saved_model.save", "tensorflow.compat.v1.saved_model.save",
                             "keras.saving.save_model", "keras.models.save_model",
@@ -529,7 +530,8 @@ REPLICA_CALL_METHODS = frozenset({"call_for_each_replica"})  # on strategy.exten
 CROSS_REPLICA_FN_METHODS = {"merge_call": 0, "update": 1}
 # Wrappers whose first argument is the function that really runs.
 FUNCTION_WRAPPERS = frozenset({"tensorflow.function", "tensorflow.compat.v1.function",
-                               "functools.partial", "tensorflow.autograph.experimental.do_not_convert"})
+                               "functools.partial",
+                               "tensorflow.autograph.experimental.do_not_convert"})
 
 # Methods Keras runs once per replica under fit/evaluate/predict with a strategy,
 # by the kind of class that defines them.

@@ -286,8 +286,8 @@ class UsageAnalysis:
                 continue
             for method in tfapi.KERAS_REPLICA_METHODS.get(kind, ()):
                 if method in info.methods:
-                    seeds.append((f"{cid}.{method}",
-                                  Where(REPLICA, f"Keras runs `{info.name}.{method}` once per replica")))
+                    why = f"Keras runs `{info.name}.{method}` once per replica"
+                    seeds.append((f"{cid}.{method}", Where(REPLICA, why)))
         outgoing: Dict[Optional[str], List[str]] = defaultdict(list)
         has_caller: Set[str] = set()
         for fm in index.files:
@@ -342,7 +342,7 @@ class UsageAnalysis:
             return []
         targets = []
         for cls in self.instances_of(bound.options[0], path):
-            if cls in self.index.classes:
+            if cls in self.index.classes and bound.attr:
                 fid = self.index.method(cls, bound.attr)
                 if fid:
                     targets.append(fid)
@@ -371,10 +371,10 @@ class UsageAnalysis:
                 keys = self.variables_of(update.receiver, fm.path)
                 if not keys:
                     continue
+                contexts = self.contexts.contexts_at(fm.path, update.function, update.scopes)
                 info = UpdateInfo(fm.path, update.method, update.value, value_kind(update.value),
                                   update.span, update.function, self.where_at(update.function),
-                                  self.contexts.contexts_at(fm.path, update.function, update.scopes),
-                                  update.function_style)
+                                  contexts, update.function_style)
                 for key in keys:
                     result[key].append(info)
         return result

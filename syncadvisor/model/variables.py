@@ -12,7 +12,9 @@ from typing import Dict, FrozenSet, List, Optional, Tuple
 from ..records import field, record
 from . import tfapi
 from .contexts import Context, ContextAnalysis, ProjectIndex
-from .facts import BOOL, CALL, FLOAT, INT, NONE, QNAME, STR, Argument, CreationCall, FileModel, Value
+from .facts import (
+    BOOL, CALL, FLOAT, INT, NONE, QNAME, STR, Argument, CreationCall, FileModel, Value,
+)
 
 # How a setting was written.
 DEFAULT = "default"  # not written: the API's default applies
@@ -169,7 +171,9 @@ def _setting(api: tfapi.ApiSpec, name: str, passed: Optional[Tuple[Argument, boo
             if member is None and literal.upper() in tfapi.MEMBERS[name]:
                 member = literal.upper()
     elif value.kind == INT:
-        member, form = tfapi.MEMBER_BY_INT[name].get(value.literal), INTEGER  # type: ignore[arg-type]
+        number = value.literal
+        member = tfapi.MEMBER_BY_INT[name].get(number) if isinstance(number, int) else None
+        form = INTEGER
         if keras3:
             member = None  # Keras 3 takes strings only
     elif value.kind == NONE:

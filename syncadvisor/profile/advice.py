@@ -96,7 +96,8 @@ def recommend(spec: SiteSpec, measurements: List[Dict[str, Any]]) -> Dict[str, A
         reason = "no choice ran without an exception and read the same values as the reference"
         if ref is not None and ref.get("error"):
             reason += f" (the reference {fmt(reference)} raised: {_short_error(ref)})"
-        result = {"synchronization": None, "aggregation": None, "reason": reason}
+        result: Dict[str, Any] = {"synchronization": None, "aggregation": None,
+                                  "reason": reason}
         result["static_findings"] = judge_findings(spec, by, None)
         return result
     best = min(usable, key=lambda m: (m["reductions_per_step"], m["transfers_per_step"],
@@ -222,8 +223,8 @@ def _judge(code: str, spec: SiteSpec, by: Dict[Choice, Dict[str, Any]],
         if a is None or w is None:
             return "not measured", "AUTO and ON_WRITE were not both measured"
         fields = ("error", "reductions_per_step", "transfers_per_step", "values_agree")
-        same = all((a.get(k) is None) == (w.get(k) is None) if k == "error" else a.get(k) == w.get(k)
-                   for k in fields)
+        same = all((a.get(k) is None) == (w.get(k) is None) if k == "error"
+                   else a.get(k) == w.get(k) for k in fields)
         return verdict(same, f"AUTO + {agg} and ON_WRITE + {agg} measured the same",
                        f"AUTO + {agg} and ON_WRITE + {agg} measured differently")
     # A rule the profiler has no specific reading for: it asks for a change.

@@ -44,7 +44,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--steps", type=_positive, default=DEFAULT_STEPS, metavar="K",
                         help=f"timed steps per choice (default {DEFAULT_STEPS})")
     parser.add_argument("--warmup", type=_positive, default=DEFAULT_WARMUP, metavar="W",
-                        help=f"untimed steps before them, the first traces (default {DEFAULT_WARMUP})")
+                        help=f"untimed steps before them, the first traces "
+                             f"(default {DEFAULT_WARMUP})")
     parser.add_argument("--strategy", choices=("mirrored", "multiworker"), default="mirrored",
                         help="MirroredStrategy on this machine, or MultiWorkerMirroredStrategy "
                              "over the cluster in TF_CONFIG (run the same command on every worker)")

@@ -77,7 +77,9 @@ class Environment:
     @property
     def strategy_name(self) -> str:
         # MultiWorkerMirroredStrategy's class is named CollectiveAllReduceStrategy
-        return "MultiWorkerMirroredStrategy" if self.kind == MULTIWORKER else type(self.strategy).__name__
+        if self.kind == MULTIWORKER:
+            return "MultiWorkerMirroredStrategy"
+        return type(self.strategy).__name__
 
 
 def _quiet() -> None:
@@ -159,7 +161,8 @@ def _setup_multiworker(gpus, devices: Optional[int]) -> Environment:
     if not config:
         note = f"no TF_CONFIG: one local worker with {where}"
     if devices and not gpus:
-        note += "; --devices does not apply: MultiWorkerMirroredStrategy uses one CPU device per worker"
+        note += ("; --devices does not apply: MultiWorkerMirroredStrategy uses one CPU device "
+                 "per worker")
     return Environment(strategy, MULTIWORKER, local, note, workers, chief, task)
 
 

@@ -49,7 +49,8 @@ DEFAULT_DTYPE = "float32"
 MAX_UPDATES = 6
 
 # Update methods
-GRADIENT = "gradient"  # optimizer-style: gradient reduced across replicas, applied in cross-replica context
+# optimizer-style: a gradient reduced across replicas, applied in cross-replica context
+GRADIENT = "gradient"
 ADDITIVE = frozenset({"assign_add", "assign_sub"})
 SCATTERS = frozenset({"scatter_add", "scatter_sub", "scatter_update", "scatter_max", "scatter_min",
                       "scatter_mul", "scatter_div"})
@@ -223,7 +224,8 @@ CANONICAL: Tuple[Canonical, ...] = (
         "metric-accumulator", "metric accumulator", (), "float32", False,
         (Update("assign_add", PER_REPLICA, True),), (SYNC_AUTO, AGG_SUM),
         _HEADER
-        + "    total = tf.Variable(0.0, trainable=False, aggregation=tf.VariableAggregation.SUM)\n\n\n"
+        + "    total = tf.Variable(0.0, trainable=False, "
+        "aggregation=tf.VariableAggregation.SUM)\n\n\n"
         "@tf.function\n"
         "def eval_step(batch):\n"
         "    def step_fn(x):\n"

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
+from ..model import tfapi
+
 
 def matplotlib_available() -> bool:
     import importlib.util
@@ -25,7 +27,8 @@ def write_plot(report: Dict[str, Any], path: str) -> None:
     colors = {True: "#4c9a2a", False: "#d98c1f", None: "#8a8a8a"}
     for ax, site in zip(axes[:, 0], sites):
         ms = site["measurements"]
-        labels = [f"{m['synchronization']}\n{m['aggregation'].replace('ONLY_FIRST_REPLICA', 'FIRST_REPL')}"
+        labels = [m["synchronization"] + "\n"
+                  + m["aggregation"].replace(tfapi.AGG_ONLY_FIRST_REPLICA, "FIRST_REPL")
                   for m in ms]
         heights, lows, highs, colours = [], [], [], []
         for m in ms:

@@ -24,4 +24,5 @@ def write(findings: List[Finding], out: TextIO) -> None:
             f"endLine={f.end_line}", f"endColumn={f.end_column}",
             f"title={_property(f'{f.code} {f.name}')}",
         ])
-        out.write(f"::{COMMANDS[f.severity]} {properties}::{_data(where + f.code + ' ' + f.message)}\n")
+        message = _data(where + f.code + " " + f.message)
+        out.write(f"::{COMMANDS[f.severity]} {properties}::{message}\n")

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import List, TextIO
 
-from ..findings import SAFE, UNSAFE, Finding
+from ..findings import SAFE, SEVERITIES, UNSAFE, Finding
 
 
 def location(f: Finding) -> str:
@@ -26,7 +26,7 @@ def summary(findings: List[Finding], fixed: int = 0, unsafe_hidden: bool = True)
     if n:
         by_severity = Counter(f.severity for f in findings)
         detail = ", ".join(f"{c} {s}{'s' if c != 1 else ''}" for s, c in
-                           sorted(by_severity.items(), key=lambda kv: ("error", "warning", "info").index(kv[0])))
+                           sorted(by_severity.items(), key=lambda kv: SEVERITIES.index(kv[0])))
         parts.append(f"{n} finding{'s' if n != 1 else ''} ({detail})")
     if fixed:
         parts.append(f"{fixed} fixed")

@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 import difflib
-from typing import Iterator
+from typing import Iterator, Optional
 
-from ..findings import Finding
+from ..findings import Finding, Fix
 from ..model import tfapi
 from .base import ERROR, SAFE, UNSAFE, Expect, Invalid, Rule, RuleContext, make_fix, snippet
 
@@ -105,6 +105,7 @@ class UnknownEnumMember(Rule):
                 continue
             written = f"{ref.class_text}.{ref.member}"
             known = spec.known_mistakes.get(ref.member)
+            fix: Optional[Fix]
             if known is not None:
                 fix = make_fix(SAFE, f"Replace with `{ref.class_text}.{known}`",
                                ctx.replace(ref.member_span, known))

@@ -185,7 +185,7 @@ class CreatedOutsideStrategyScope(Rule):
             if lexical is None or lexical.strategy is None:
                 continue
             outer = _outer_call(use.receiver)
-            if outer is None:
+            if outer is None or outer.span is None:
                 continue
             families = {_model_family(str(o.key), ctx.project)
                         for o in usage.constructions(use.receiver, fm.path)} - {None}

@@ -84,11 +84,12 @@ class PositionalSyncArguments(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for site in ctx.sites:
+            written = [s.arg for s in (site.sync, site.agg) if s.positional and s.arg is not None]
             settings = [s for s in (site.sync, site.agg) if s.positional and s.arg is not None]
-            if not settings:
+            if not written:
                 continue
             positional = [a for a in site.call.args if a.keyword is None and not a.star]
-            first = min(positional.index(s.arg) for s in settings)
+            first = min(positional.index(arg) for arg in written)
             edits = []
             for index in range(first, len(positional)):
                 if index >= len(site.api.positional):
@@ -97,7 +98,7 @@ class PositionalSyncArguments(Rule):
                 edits.append(ctx.replace(_start(arg.span), f"{site.api.positional[index]}="))
             names = " and ".join(n for n, s in ((tfapi.SYNC, site.sync), (tfapi.AGG, site.agg))
                                  if s in settings)
-            first_arg = min((s.arg for s in settings), key=lambda a: (a.span.line, a.span.column))
+            first_arg = min(written, key=lambda a: (a.span.line, a.span.column))
             yield ctx.finding(first_arg.span, f"{names} passed by position to {site.api.title}; "
                                               f"name them", INFO,
                               make_fix(SAFE, "Pass them as keyword arguments", *edits))
