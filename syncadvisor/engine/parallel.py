@@ -62,17 +62,18 @@ def analyze_files(items: Sequence[Item], settings: Settings, workers: int = 1
         return results  # type: ignore[return-value]
 
 
-def _chunks(sizes: Sequence[int]) -> List[range]:
-    chunks: List[range] = []
+def chunks(sizes: Sequence[int]) -> List[range]:
+    """Consecutive indices of `sizes`, cut where a chunk reaches CHUNK_BYTES."""
+    found: List[range] = []
     start, size = 0, 0
     for i, length in enumerate(sizes):
         size += length
         if size >= CHUNK_BYTES:
-            chunks.append(range(start, i + 1))
+            found.append(range(start, i + 1))
             start, size = i + 1, 0
     if start < len(sizes):
-        chunks.append(range(start, len(sizes)))
-    return chunks
+        found.append(range(start, len(sizes)))
+    return found
 
 
 def _pool_context():
@@ -83,7 +84,9 @@ def _pool_context():
 
 
 # A worker's share of the run: the settings, the files (inherited when forked, so never
-# sent through a pipe), and the folder its results go to.
+# sent through a pipe), and the folder its results go to. `analyze_job` (what a worker runs
+# for a file) and `unspool` (reading a chunk's results back) are module-level names: the
+# tests make a worker die, or a chunk get lost, there.
 _WORKER_SETTINGS: Optional[Settings] = None
 _WORKER_ITEMS: Sequence[Item] = ()
 _WORKER_SPOOL = ""
@@ -94,7 +97,7 @@ def _init_worker(settings: Settings, items: Sequence[Item] = (), spool: str = ""
     _WORKER_SETTINGS, _WORKER_ITEMS, _WORKER_SPOOL = settings, items, spool
 
 
-def _analyze_job(item: Item) -> FileResult:
+def analyze_job(item: Item) -> FileResult:
     assert _WORKER_SETTINGS is not None
     return analyze_bytes(item[0], item[1], _WORKER_SETTINGS)
 
@@ -105,7 +108,7 @@ def _analyze_chunk(indices: Sequence[int]) -> str:
     hold the worker until the parent's result thread had read them all, 64 KB at a
     time, each read waiting for the GIL that the parent's own analysis holds: the
     worker would sit idle."""
-    results = [_analyze_job(_WORKER_ITEMS[i]) for i in indices]
+    results = [analyze_job(_WORKER_ITEMS[i]) for i in indices]
     handle, name = tempfile.mkstemp(dir=_WORKER_SPOOL)
     with os.fdopen(handle, "wb") as spooled:
         pickle.dump(results, spooled, protocol=pickle.HIGHEST_PROTOCOL)
@@ -116,7 +119,7 @@ def _nothing() -> None:
     return None
 
 
-def _unspool(name: str) -> List[FileResult]:
+def unspool(name: str) -> List[FileResult]:
     with open(name, "rb") as spooled:
         data = spooled.read()
     os.unlink(name)
@@ -136,11 +139,11 @@ def _analyze_in_pool(items: Sequence[Item], settings: Settings, workers: int,
     from concurrent.futures.process import BrokenProcessPool
 
     context = _pool_context()
-    chunks = _chunks([len(data) for _, data in items])
+    pieces = chunks([len(data) for _, data in items])
     results: List[Optional[FileResult]] = [None] * len(items)
     sent: List[Tuple[range, "Future"]] = []
     unread = 0  # sent[unread:] are not read back yet
-    head, tail = 0, len(chunks)  # chunks[head:tail] are nobody's yet
+    head, tail = 0, len(pieces)  # pieces[head:tail] are nobody's yet
     in_flight = 2 * (workers - 1)  # enough that a worker never waits for this process
 
     def read_back(block: bool) -> None:
@@ -149,7 +152,7 @@ def _analyze_in_pool(items: Sequence[Item], settings: Settings, workers: int,
             indices, future = sent[unread]
             unread += 1
             try:
-                for i, result in zip(indices, _unspool(future.result())):
+                for i, result in zip(indices, unspool(future.result())):
                     results[i] = result
             except Exception:  # noqa: BLE001 - a chunk that did not come back, as it may
                 pass  # (a dead pool, a full disk): its files are checked again below
@@ -163,7 +166,7 @@ def _analyze_in_pool(items: Sequence[Item], settings: Settings, workers: int,
                     if in_flight else 0
                 try:
                     while waiting < in_flight and head < tail:
-                        sent.append((chunks[head], pool.submit(_analyze_chunk, chunks[head])))
+                        sent.append((pieces[head], pool.submit(_analyze_chunk, pieces[head])))
                         head, waiting = head + 1, waiting + 1
                 except BrokenProcessPool:
                     in_flight = 0  # this process does the rest, and nothing more is sent
@@ -171,7 +174,7 @@ def _analyze_in_pool(items: Sequence[Item], settings: Settings, workers: int,
                 meanwhile = _nothing
                 if head < tail:
                     tail -= 1
-                    for i in chunks[tail]:
+                    for i in pieces[tail]:
                         results[i] = analyze_bytes(*items[i], settings)
                 read_back(block=False)
             read_back(block=True)
@@ -196,6 +199,6 @@ def _analyze_isolated(item: Item, settings: Settings, context) -> FileResult:
     try:
         with ProcessPoolExecutor(1, mp_context=context, initializer=_init_worker,
                                  initargs=(settings,)) as pool:
-            return pool.submit(_analyze_job, item).result()
+            return pool.submit(analyze_job, item).result()
     except BrokenProcessPool:
         return died(item[0], "the process checking it")

@@ -24,7 +24,6 @@ from pathlib import Path
 import pytest
 
 import syncadvisor.engine.analyze as analyze
-import syncadvisor.engine.parallel as parallel
 from syncadvisor.engine import Run
 from syncadvisor import fixes, roundtrip
 from syncadvisor.api import check_source, fix_source
@@ -546,71 +545,6 @@ def test_an_internal_error_is_reported_for_its_file_and_the_run_goes_on(tmp_path
     assert code == 2 and f"{tmp_path / 'victim.py'}:1:1: TFS900 error: internal error" in out
     assert (tmp_path / "bad.py").read_text() == BAD_FIXED  # the other file is still fixed
     assert (tmp_path / "victim.py").read_text() == BAD
-
-
-_ANALYZE_JOB = parallel._analyze_job
-
-
-def _die_on_victim(item):
-    """A pool job (module level, so that the pool can pickle it) whose worker dies."""
-    if item[0].endswith("victim.py"):
-        os._exit(9)  # as a SIGSEGV or the OOM killer would
-    return _ANALYZE_JOB(item)
-
-
-@pytest.mark.skipif(os.name != "posix", reason="the pool forks on POSIX only")
-def test_a_worker_process_that_dies_is_an_internal_error_not_a_traceback(tmp_path, capsys,
-                                                                        monkeypatch):
-    """A worker killed by the OOM killer, or by a crash in C code, broke the whole run."""
-    monkeypatch.setattr(parallel, "POOL_THRESHOLD", 0)
-    monkeypatch.setattr(parallel, "_analyze_job", _die_on_victim)  # forked workers inherit it
-    for k in range(6):
-        (tmp_path / f"m{k}.py").write_text(BAD)
-    # The largest file: workers take the largest first (this process takes the smallest).
-    (tmp_path / "victim.py").write_text(BAD + "# padding\n" * 50)
-    spool = tmp_path / "temp"
-    spool.mkdir()
-    monkeypatch.setattr(parallel.tempfile, "tempdir", str(spool))
-    code, out, _ = run(["check", "--no-cache", "--jobs", "2", str(tmp_path)], capsys)
-    assert code == 2 and "victim.py:1:1: TFS900" in out and "internal error" in out
-    assert all(f"m{k}.py:" in out for k in range(6))  # the others are still checked
-    assert list(spool.iterdir()) == []  # the workers' results folder is gone too
-
-
-def test_stage_one_chunks_cover_every_file_once_in_order():
-    size = parallel.CHUNK_BYTES
-    sizes = [5 * size, size, size - 1, 1, size // 2, size // 2, 3, 2, 1]
-    chunks = parallel._chunks(sizes)
-    assert [i for chunk in chunks for i in chunk] == list(range(len(sizes)))
-    assert [len(chunk) for chunk in chunks] == [1, 1, 2, 2, 3]  # a large file alone
-    assert all(sum(sizes[i] for i in chunk) >= size for chunk in chunks[:-1])
-    assert parallel._chunks([]) == []
-
-
-@pytest.mark.skipif(os.name != "posix", reason="the pool forks on POSIX only")
-def test_a_chunk_whose_results_cannot_be_read_back_is_checked_again(tmp_path, capsys,
-                                                                    monkeypatch):
-    """A worker's results come back through a file: one that cannot be read (a full disk,
-    a cleaner of temporary files) costs a second look at its files, not their findings."""
-    monkeypatch.setattr(parallel, "POOL_THRESHOLD", 0)
-    spool = tmp_path / "temp"
-    spool.mkdir()
-    monkeypatch.setattr(parallel.tempfile, "tempdir", str(spool))
-    for k in range(12):
-        (tmp_path / f"m{k:02}.py").write_text(BAD + "# padding\n" * k)
-    lost, real_unspool = [], parallel._unspool
-
-    def unspool(name):
-        if not lost:
-            lost.append(name)
-            os.unlink(name)
-        return real_unspool(name)
-
-    monkeypatch.setattr(parallel, "_unspool", unspool)
-    code, out, _ = run(["check", "--no-cache", "--jobs", "2", str(tmp_path)], capsys)
-    assert lost and code == 1 and "TFS900" not in out
-    assert all(f"m{k:02}.py:2:" in out for k in range(12))
-    assert list(spool.iterdir()) == []
 
 
 def test_a_fix_that_cannot_be_written_leaves_that_file_and_writes_the_others(tmp_path,
