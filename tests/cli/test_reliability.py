@@ -23,7 +23,6 @@ from pathlib import Path
 
 import pytest
 
-import syncadvisor.engine.analyze as analyze
 from syncadvisor.engine import Run
 from syncadvisor import fixes, roundtrip
 from syncadvisor.api import check_source, fix_source
@@ -766,16 +765,8 @@ def test_a_corrupt_cache_is_ignored(cached_project):
 
 
 @needs_cache
-def test_a_corrupt_cache_is_rebuilt(cached_project, monkeypatch, capsys):
+def test_a_corrupt_cache_is_rebuilt(cached_project, monkeypatch, capsys, parsed):
     monkeypatch.chdir(cached_project)
-    parsed = []
-    original = analyze.analyze_text
-
-    def spy(text, path, settings, module=None, **options):
-        parsed.append(Path(path).name)
-        return original(text, path, settings, module, **options)
-
-    monkeypatch.setattr(analyze, "analyze_text", spy)
     args = ["check", "--format", "json", "--exit-zero", "--jobs", "1", "src"]
     run(args, capsys)
     _corrupt_everything(cached_project / ".syncadvisor_cache")

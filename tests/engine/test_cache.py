@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-import syncadvisor.engine.analyze as analyze
 import syncadvisor.engine.parallel as parallel
 from syncadvisor.cli import main
 from tests import paths
@@ -21,20 +20,6 @@ def tree(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("SYNCADVISOR_CACHE_DIR", raising=False)
     return tmp_path / "src"
-
-
-@pytest.fixture
-def parsed(monkeypatch):
-    """Paths analysed (parsed) in this process, in order."""
-    seen = []
-    original = analyze.analyze_text
-
-    def spy(text, path, settings, module=None, **options):
-        seen.append(Path(path).name)
-        return original(text, path, settings, module, **options)
-
-    monkeypatch.setattr(analyze, "analyze_text", spy)
-    return seen
 
 
 def _json(capsys, *args):
