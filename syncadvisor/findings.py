@@ -42,6 +42,22 @@ class Fix:
 
 
 @record(frozen=True)
+class Related:
+    """Another place that a finding's message names ("`.assign(...)` at line 48"), kept
+    so that a report can show that line. `label` says what is there; `column` is None
+    where only the line is known (a strategy's creation); columns are 1-based, the end
+    exclusive, as a finding's. In a notebook's finding, `line` is in `cell`."""
+
+    path: str
+    line: int
+    label: str
+    column: Optional[int] = None
+    end_line: Optional[int] = None
+    end_column: Optional[int] = None
+    cell: Optional[int] = None
+
+
+@record(frozen=True)
 class Finding:
     path: str
     line: int
@@ -54,6 +70,9 @@ class Finding:
     message: str
     fix: Optional[Fix] = None
     cell: Optional[int] = field(default=None, compare=False)  # notebooks: 1-based cell
+    # What the message names elsewhere, in the order it names them: only `--format full`
+    # shows them (the message itself says the same in words), so JSON leaves them out.
+    related: Tuple[Related, ...] = field(default=(), compare=False)
 
     def sort_key(self) -> tuple:
         return (self.path, self.cell or 0, self.line, self.column, self.code)

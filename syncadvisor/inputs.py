@@ -10,7 +10,7 @@ from typing import Optional
 
 from . import notebook
 from .files import SourceText, UnreadableSource, decode_source, read_bytes
-from .findings import Finding
+from .findings import Finding, Related
 
 
 class Input:
@@ -44,6 +44,17 @@ class Input:
             if nb is not None:
                 return notebook.map_finding(nb, finding)
         return finding
+
+    def present_related(self, place: Related) -> Related:
+        """A place in this file that another file's finding names, as the user sees it."""
+        if place.cell is None and notebook.is_notebook(self.path):
+            try:
+                nb = self.notebook
+            except UnreadableSource:
+                return place
+            if nb is not None:
+                return notebook.map_related(nb, place)
+        return place
 
     def output(self, fixed: str) -> str:
         """The file's new text for a fixed analysis text; ValueError if it cannot be written."""

@@ -16,7 +16,7 @@ from typing import List, Optional, Tuple
 
 from .records import field, record
 from .files import UnreadableSource
-from .findings import Edit, Finding, Fix
+from .findings import Edit, Finding, Fix, Related
 from .lines import physical_lines
 
 MARKER = "# syncadvisor: end of cell"
@@ -126,8 +126,16 @@ def map_finding(nb: Notebook, f: Finding) -> Finding:
         fix = Fix(fix.applicability, fix.message, tuple(edits))
     message = _LINE_REFERENCE.sub(lambda m: "cell {}, line {}".format(*nb.locate(int(m.group(1)))),
                                   f.message)
+    related = tuple(map_related(nb, r) if r.path == f.path else r for r in f.related)
     return Finding(f.path, line, f.column, end_line, f.end_column, f.code, f.name,
-                   f.severity, message, fix, cell=cell)
+                   f.severity, message, fix, cell=cell, related=related)
+
+
+def map_related(nb: Notebook, r: Related) -> Related:
+    """A place in the notebook's virtual module, by cell."""
+    cell, line = nb.locate(r.line)
+    end_line = nb.locate(r.end_line)[1] if r.end_line is not None else None
+    return Related(r.path, line, r.label, r.column, end_line, r.end_column, cell)
 
 
 def write_back(nb: Notebook, virtual: str) -> str:

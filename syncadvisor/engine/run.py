@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Dict, List, Optional
 
-from ..records import field, record
+from ..records import field, record, replace
 from ..config import Settings
 from ..files import UnreadableSource, module_name
 from ..findings import Finding
@@ -148,10 +148,18 @@ class Run:
             return None
 
     def present(self, findings: List[Finding]) -> List[Finding]:
-        """Findings as the user sees the file (a notebook's by cell), sorted."""
+        """Findings as the user sees the file (a notebook's by cell), sorted; so are the
+        places they name in other files (`Finding.related`)."""
         shown = [self.inputs[f.path].present(f) if f.path in self.inputs else f
                  for f in findings]
+        shown = [self._present_related(f) if f.related else f for f in shown]
         return sorted(shown, key=Finding.sort_key)
+
+    def _present_related(self, f: Finding) -> Finding:
+        places = tuple(self.inputs[r.path].present_related(r)
+                       if r.path != f.path and r.path in self.inputs else r
+                       for r in f.related)
+        return replace(f, related=places) if places != f.related else f
 
     # --- fixes ------------------------------------------------------------------------
 

@@ -10,8 +10,9 @@ a function nobody in this run calls has an unknown context.
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
+from ..findings import Related
 from ..records import record
 from . import tfapi
 from .facts import (BOUND_CALL, BOUND_METHOD, BOUND_NAMES, BOUND_QNAME, BOUND_SELF_ATTR, Bound,
@@ -23,6 +24,9 @@ _CONSTRUCTION_METHODS = ("__init__", "build")
 
 # path -> [(index of a call in the file's `calls`, the project functions it runs)]
 CalleeTable = Dict[str, List[Tuple[int, List[str]]]]
+
+# A rule context's record of a phrase of a message and the place it names.
+Note = Callable[[str, Related], None]
 
 
 @record(frozen=True)
@@ -293,18 +297,22 @@ class ContextAnalysis:
                     queue.append(target)
 
 
-def describe_strategy(strategy: Strategy, here: str) -> str:
-    """`strategy` (MirroredStrategy, line 5) -- for messages."""
+def describe_strategy(strategy: Strategy, here: str, note: Optional[Note] = None) -> str:
+    """`strategy` (MirroredStrategy created at line 5) -- for messages. `note(phrase,
+    place)` learns each "MirroredStrategy created at line 5" and the place it names."""
     parts = []
     for option in strategy.options:
         if option.kind == tfapi.ANY_STRATEGY:
             parts.append("a strategy this run cannot identify")
             continue
-        where = ""
+        part = option.kind
         if option.line is not None:
-            where = f" created at line {option.line}" if option.path == here else \
+            part += f" created at line {option.line}" if option.path == here else \
                 f" created at {option.path}:{option.line}"
-        parts.append(option.kind + where)
+            if note is not None and option.path is not None:
+                note(part, Related(option.path, option.line,
+                                   f"`{strategy.text}` ({option.kind}) created"))
+        parts.append(part)
     return f"`{strategy.text}` ({' or '.join(parts)})"
 
 

@@ -14,9 +14,10 @@ from typing import (Callable, ClassVar, Dict, FrozenSet, Iterator, List, Optiona
                     TypeVar)
 
 from ..records import field, record
-from ..findings import ERROR, INFO, SAFE, UNSAFE, WARNING, Edit, Finding, Fix
+from ..findings import ERROR, INFO, SAFE, UNSAFE, WARNING, Edit, Finding, Fix, Related
 from ..model import tfapi
-from ..model.contexts import IN_STRATEGY, NO_STRATEGY, UNKNOWN, Context, describe_strategy
+from ..model.contexts import (IN_STRATEGY, NO_STRATEGY, UNKNOWN, Context, Note, Strategy,
+                              describe_strategy)
 from ..model.facts import QNAME, Argument, CreationCall, FileModel, Span
 from ..model.project import LinkedFile
 from ..model.usage import CONSTANT, PYTHON_NUMBER
@@ -100,8 +101,9 @@ def _kinds_phrase(kinds: Sequence[str]) -> str:
 
 
 def judge(contexts: Sequence[Context], fails_under: Sequence[str], here: str,
-          assume: str = "unknown") -> Optional[Verdict]:
-    """error where every visible strategy fails, warning where one only may."""
+          assume: str = "unknown", note: Optional[Note] = None) -> Optional[Verdict]:
+    """error where every visible strategy fails, warning where one only may. `note`
+    learns where each strategy named in the verdict was created (`describe_strategy`)."""
     failing_kinds = set(fails_under)
     certain: List[str] = []
     maybe: List[str] = []
@@ -119,9 +121,9 @@ def judge(contexts: Sequence[Context], fails_under: Sequence[str], here: str,
             kinds = ctx.strategy.kinds
             failing = kinds & failing_kinds
             if failing and failing == kinds:
-                certain.append("under " + describe_strategy(ctx.strategy, here))
+                certain.append("under " + describe_strategy(ctx.strategy, here, note))
             elif failing or tfapi.ANY_STRATEGY in kinds:
-                maybe.append(f"if {describe_strategy(ctx.strategy, here)} is a "
+                maybe.append(f"if {describe_strategy(ctx.strategy, here, note)} is a "
                              f"{_kinds_phrase([k for k in fails_under])}")
     if certain:
         return Verdict(ERROR, certain[0])
@@ -171,6 +173,10 @@ class RuleContext:
         self.path = linked.model.path
         self._rule = rule
         self._facts = facts if facts is not None else _FileFacts(linked)
+        # (phrase, place) for each place a phrase built since the last finding names:
+        # `finding` keeps those whose phrase its message contains. A rule builds a
+        # finding's phrases just before making it, so the list is emptied at each finding.
+        self._notes: List[Tuple[str, Related]] = []
 
     def written_settings(self, values: str) -> Iterator[Tuple[VariableSite, str, "Setting"]]:
         """(site, "synchronization"/"aggregation", setting) for every setting written out
@@ -195,13 +201,49 @@ class RuleContext:
             memo[key] = compute()
         return memo[key]  # type: ignore[return-value]
 
-    def where(self, path: str, span: Span) -> str:
-        """`line 42`, or `train.py:42` when it is in another file."""
-        return f"line {span.line}" if path == self.path else f"{path}:{span.line}"
+    def where(self, path: str, span: Span, label: Optional[str] = None) -> str:
+        """`line 42`, or `train.py:42` when it is in another file. With `label` (what is
+        there), the next finding whose message contains the text names this place too
+        (`Finding.related`); prefer `at`, whose longer phrase cannot be mistaken."""
+        text = f"line {span.line}" if path == self.path else f"{path}:{span.line}"
+        if label is not None:
+            self.note(text, self._place(path, span, label))
+        return text
+
+    def at(self, what: str, path: str, span: Span, label: Optional[str] = None) -> str:
+        """"`.assign(...)` at line 48": `what`, and where it is (`where`); the next finding
+        whose message contains this phrase names the place, as `label` (default `what`)."""
+        text = f"{what} at {self.where(path, span)}"
+        self.note(text, self._place(path, span, what if label is None else label))
+        return text
 
     def via(self, where) -> str:
         """How code got into a replica/cross-replica context: "`strategy.run` at line 25"."""
-        return f"{where.via} at {self.where(*where.at)}" if where.at else where.via
+        return self.at(where.via, *where.at) if where.at else where.via
+
+    def describe(self, strategy: Strategy) -> str:
+        """`describe_strategy`, naming where the strategy was created for the next finding."""
+        return describe_strategy(strategy, self.path, self.note)
+
+    @staticmethod
+    def _place(path: str, span: Span, label: str) -> Related:
+        return Related(path, span.line, label, span.column + 1, span.end_line, span.end_column + 1)
+
+    def note(self, phrase: str, place: Related) -> None:
+        """`phrase` of a message to come names `place` (for `judge(..., note=ctx.note)`)."""
+        self._notes.append((phrase, place))
+
+    def _related(self, message: str) -> Tuple[Related, ...]:
+        """The noted places whose phrase `message` contains, in the order it names them,
+        each place once; the notes are then forgotten."""
+        found: Dict[Tuple[str, int, Optional[int]], Tuple[int, Related]] = {}
+        for phrase, place in self._notes:
+            offset = _mention(message, phrase)
+            key = (place.path, place.line, place.column)
+            if offset >= 0 and (key not in found or offset < found[key][0]):
+                found[key] = (offset, place)
+        self._notes.clear()
+        return tuple(place for _, place in sorted(found.values(), key=lambda item: item[0]))
 
     def for_rule(self, rule: Rule) -> "RuleContext":
         """A new context of this file for `rule`, sharing the file's facts."""
@@ -209,7 +251,8 @@ class RuleContext:
 
     def judge(self, site_or_contexts, fails_under: Sequence[str]) -> Optional[Verdict]:
         contexts = getattr(site_or_contexts, "contexts", site_or_contexts)
-        return judge(list(contexts), fails_under, self.path, self.settings.assume_strategy)
+        return judge(list(contexts), fails_under, self.path, self.settings.assume_strategy,
+                     self.note)
 
     def finding(self, span: Span, message: str, severity: Optional[str] = None,
                 fix: Optional[Fix] = None) -> Finding:
@@ -219,6 +262,7 @@ class RuleContext:
             path=self.path, line=span.line, column=span.column + 1, end_line=span.end_line,
             end_column=span.end_column + 1, code=rule.code, name=rule.name,
             severity=severity or rule.severity, message=message, fix=fix,
+            related=self._related(message) if self._notes else (),
         )
 
     # --- edits ---------------------------------------------------------------
@@ -282,6 +326,18 @@ class RuleContext:
         edit = Edit(self.model.import_line, 1, self.model.import_line, 1,
                     tfapi.TENSORFLOW_IMPORT + self.model.newline)
         return f"{tfapi.TENSORFLOW_IMPORTED_AS}.{public}.{member}", (edit,)
+
+
+def _mention(message: str, phrase: str) -> int:
+    """Where `message` contains `phrase` not followed by a digit ("line 4" is not in
+    "line 42"), or -1."""
+    start = message.find(phrase)
+    while start >= 0:
+        end = start + len(phrase)
+        if end == len(message) or not message[end].isdigit():
+            return start
+        start = message.find(phrase, start + 1)
+    return -1
 
 
 def suggest_aggregation(site: VariableSite) -> Tuple[str, str]:

@@ -127,7 +127,7 @@ class OnReadWithoutAggregation(Rule):
                 severity = ERROR
                 what = {READ_CHECKPOINT: "its checkpoint", READ_SAVE: "saving it"}.get(
                     read.kind, f"its cross-replica read `.{read.kind}()`")
-                trigger = f"{what} at {ctx.where(read.path, read.span)}"
+                trigger = ctx.at(what, read.path, read.span)
             else:
                 trigger = "its first cross-replica read, checkpoint or SavedModel export"
             member, reason = suggest_aggregation(site)

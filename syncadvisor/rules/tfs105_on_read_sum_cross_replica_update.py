@@ -96,14 +96,14 @@ class OnReadSumCrossReplicaUpdate(Rule):
                     if path != ctx.path or (span.line, span.column) in reported:
                         continue
                     verdict = judge(list(site.contexts), tfapi.MIRRORING_STRATEGIES, ctx.path,
-                                    ctx.settings.assume_strategy)
+                                    ctx.settings.assume_strategy, ctx.note)
                     if verdict is None:
                         continue
                     reported.add((span.line, span.column))
                     what = f"`{site.name}.{update.method}(...)`"
                     if where.at is not None:
                         what = (f"this call runs {what} (at "
-                                f"{ctx.where(update.path, update.span)})")
+                                f"{ctx.where(update.path, update.span, what)})")
                     yield ctx.finding(
                         span,
                         f"{what} in cross-replica context, and `{site.name}` is ON_READ + SUM: "
@@ -126,7 +126,7 @@ class OnReadSumCrossReplicaUpdate(Rule):
                 bound, path = obj.origin  # type: ignore[misc]
                 contexts = list(usage.creation_contexts(bound, path))
                 verdict = judge(contexts, tfapi.MIRRORING_STRATEGIES, ctx.path,
-                                ctx.settings.assume_strategy)
+                                ctx.settings.assume_strategy, ctx.note)
                 if verdict is None:
                     continue
                 reported.add((use.span.line, use.span.column))

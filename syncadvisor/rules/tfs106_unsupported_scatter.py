@@ -101,17 +101,17 @@ class UnsupportedScatter(Rule):
                 if aggregated and update.method not in tfapi.SCATTER_NEEDS_NONE_AGGREGATION:
                     continue
                 verdict = judge(list(site.contexts), tfapi.MIRRORING_STRATEGIES, ctx.path,
-                                ctx.settings.assume_strategy)
+                                ctx.settings.assume_strategy, ctx.note)
                 if verdict is None:
                     continue
-                created = ctx.where(site.path, site.call.span)
+                created = ctx.at("created", site.path, site.call.span, f"`{site.name}` created")
                 if on_read:
-                    message = (f"`{site.name}` (created at {created}) is ON_READ: "
+                    message = (f"`{site.name}` ({created}) is ON_READ: "
                                f"`{update.method}` raises NotImplementedError (\"Variables with "
                                f"`synchronization=ON_READ` doesn't support `{update.method}`\") "
                                f"{verdict.where}")
                 else:
-                    message = (f"`{site.name}` (created at {created}) has aggregation "
+                    message = (f"`{site.name}` ({created}) has aggregation "
                                f"{site.agg.member}: `{update.method}` raises NotImplementedError "
                                f"(\"only supported for mirrored variable ... with NONE or "
                                f"`ONLY_FIRST_REPLICA` aggregation\") {verdict.where}")

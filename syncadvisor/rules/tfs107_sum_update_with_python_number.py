@@ -91,18 +91,20 @@ class SumUpdateWithPythonNumber(Rule):
             if not updates:
                 continue
             verdict = judge(strategy_contexts(site, updates), tfapi.MIRRORING_STRATEGIES,
-                            ctx.path, ctx.settings.assume_strategy)
+                            ctx.path, ctx.settings.assume_strategy, ctx.note)
             if verdict is None:
                 continue
             update = updates[0]
             value = update.value.text if update.value is not None else "a number"
             text, edits = set_setting(ctx, site, tfapi.AGG, tfapi.AGG_ONLY_FIRST_REPLICA)
+            where = ctx.at("in replica context", update.path, update.span,
+                           f"`.{update.method}({value})`")
             fix = make_fix(UNSAFE, f"Use `aggregation={text}` (every replica adds the same amount)",
                            *edits)
             yield ctx.finding(
                 site_span(site, site.agg),
-                f"`{site.name}` (aggregation SUM) gets `.{update.method}({value})` in replica "
-                f"context at {ctx.where(update.path, update.span)}: ValueError (\"A "
+                f"`{site.name}` (aggregation SUM) gets `.{update.method}({value})` "
+                f"{where}: ValueError (\"A "
                 f"non-DistributedValues value {value} cannot be reduced with the given reduce op "
                 f"ReduceOp.SUM\") {verdict.where}",
                 verdict.severity, fix)

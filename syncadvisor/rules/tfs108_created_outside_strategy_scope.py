@@ -4,7 +4,7 @@ from typing import Iterator, List, Optional
 
 from ..findings import Finding
 from ..model import tfapi
-from ..model.contexts import IN_STRATEGY, NO_STRATEGY, Context, Strategy, describe_strategy
+from ..model.contexts import IN_STRATEGY, NO_STRATEGY, Context, Strategy
 from ..model.facts import BOUND_CALL, BOUND_NAMES, Bound
 from .base import ERROR, WARNING, Expect, Invalid, Rule, RuleContext, snippet
 
@@ -147,7 +147,7 @@ class CreatedOutsideStrategyScope(Rule):
                 if context.kind == IN_STRATEGY and context.strategy is not None:
                     finding = self._compare(
                         ctx, site, created, context.strategy,
-                        f"`.{update.method}` at {ctx.where(update.path, update.span)}",
+                        ctx.at(f"`.{update.method}`", update.path, update.span),
                         plain_outside=False)
                     if finding is not None:
                         return finding
@@ -155,21 +155,20 @@ class CreatedOutsideStrategyScope(Rule):
 
     def _compare(self, ctx: RuleContext, site, created: List[Context], used: Strategy,
                  use: str, plain_outside: bool = True) -> Optional[Finding]:
-        here = ctx.path
         for context in created:
             if context.kind == IN_STRATEGY and context.strategy is not None and \
                     _objects_differ(context.strategy, used):
                 return ctx.finding(
                     site.call.span,
-                    f"`{site.name}` is created under {describe_strategy(context.strategy, here)} "
-                    f"but updated under {describe_strategy(used, here)} ({use}): RuntimeError "
+                    f"`{site.name}` is created under {ctx.describe(context.strategy)} "
+                    f"but updated under {ctx.describe(used)} ({use}): RuntimeError "
                     f"(\"Mixing different tf.distribute.Strategy objects\")", ERROR)
         if plain_outside and site.family == tfapi.TF and \
                 any(c.kind == NO_STRATEGY for c in created):
             return ctx.finding(
                 site.call.span,
                 f"`{site.name}` is created outside any strategy scope but updated under "
-                f"{describe_strategy(used, here)} ({use}): the replicas share one plain variable "
+                f"{ctx.describe(used)} ({use}): the replicas share one plain variable "
                 f"and update it one after the other; create it inside `with "
                 f"{used.text}.scope():`", WARNING)
         return None
@@ -201,12 +200,11 @@ class CreatedOutsideStrategyScope(Rule):
 
     @staticmethod
     def _model_message(ctx, use, outer: Bound, strategy: Strategy, made, families) -> Optional[str]:
-        here = ctx.path
-        used = f"`.{use.method}` at {ctx.where(ctx.path, use.span)} under {describe_strategy(strategy, here)}"
+        used = f"{ctx.at(f'`.{use.method}`', ctx.path, use.span)} under {ctx.describe(strategy)}"
         for context in made:
             if context.kind == IN_STRATEGY and context.strategy is not None and \
                     _objects_differ(context.strategy, strategy):
-                return (f"`{outer.text}` is built under {describe_strategy(context.strategy, here)} "
+                return (f"`{outer.text}` is built under {ctx.describe(context.strategy)} "
                         f"but used in {used}: RuntimeError (\"Mixing different "
                         f"tf.distribute.Strategy objects\")")
         if not any(c.kind == NO_STRATEGY for c in made):

@@ -143,17 +143,17 @@ class ReplicaUpdateWithoutAggregation(Rule):
                 continue
             contexts = strategy_contexts(site, updates)
             assume = ctx.settings.assume_strategy
-            raises = judge(contexts, tfapi.AGGREGATING_STRATEGIES, ctx.path, assume)
+            raises = judge(contexts, tfapi.AGGREGATING_STRATEGIES, ctx.path, assume, ctx.note)
             update = updates[0]
             replica = update.in_replica()[0]
-            at = f"`.{update.method}(...)` at {ctx.where(update.path, update.span)}"
+            at = ctx.at(f"`.{update.method}(...)`", update.path, update.span)
             if raises is not None and raises.severity == ERROR:
                 severity = ERROR
                 outcome = (f"raises ValueError (\"You must specify an aggregation method to update "
                            f"a AggregatingVariable in Replica Context\") {raises.where}")
             else:
                 verdict = judge(contexts, tfapi.MIRRORING_STRATEGIES + tfapi.AGGREGATING_STRATEGIES,
-                                ctx.path, assume)
+                                ctx.path, assume, ctx.note)
                 if verdict is None:
                     continue
                 severity = WARNING

@@ -96,7 +96,7 @@ class Keras3BatchNormUnsynchronized(Rule):
                                                  and synchronized.value.literal is False):
                 continue
             contexts = ctx.project.contexts.contexts_at(ctx.path, layer.function, layer.scopes)
-            verdict = judge(list(contexts), _MULTI_REPLICA, ctx.path, "none")
+            verdict = judge(list(contexts), _MULTI_REPLICA, ctx.path, "none", ctx.note)
             if verdict is None:
                 continue
             if synchronized is not None:

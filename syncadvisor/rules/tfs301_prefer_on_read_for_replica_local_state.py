@@ -105,11 +105,11 @@ class PreferOnReadForReplicaLocalState(Rule):
             if self._read_in_replica(ctx, site, replica):
                 continue
             text, edits = set_setting(ctx, site, tfapi.SYNC, tfapi.SYNC_ON_READ)
+            first = ctx.at("first", replica[0].path, replica[0].span, f"`.{replica[0].method}`")
             yield ctx.finding(
                 site_span(site, site.sync),
                 f"`{site.name}` ({site.agg.member}, not trainable) is written in replica context "
-                f"({len(replica)} update{'s' if len(replica) != 1 else ''}, first at "
-                f"{ctx.where(replica[0].path, replica[0].span)}): each write is a cross-device "
+                f"({len(replica)} update{'s' if len(replica) != 1 else ''}, {first}): each write is a cross-device "
                 f"reduction; ON_READ writes locally and reduces only when read",
                 INFO, make_fix(UNSAFE, f"Use `synchronization={text}`", *edits))
 

@@ -101,7 +101,7 @@ class CounterWithoutOnlyFirstReplica(Rule):
             update = counting[0]
             yield ctx.finding(
                 site_span(site, site.agg),
-                f"`{site.name}` is a counter (`.{update.method}` of a constant in replica context at "
-                f"{ctx.where(update.path, update.span)}): give it aggregation ONLY_FIRST_REPLICA, "
+                f"`{site.name}` is a counter (`.{update.method}` of a constant "
+                f"{ctx.at('in replica context', update.path, update.span, f'`.{update.method}`')}): give it aggregation ONLY_FIRST_REPLICA, "
                 f"as Keras does for optimizer.iterations",
                 INFO, make_fix(UNSAFE, f"Add `aggregation={text}`", *edits))
