@@ -19,8 +19,10 @@ from .config import ConfigError, Settings, load_settings, validate_codes
 from .engine import Run, RunResult
 from .files import MissingPath, UnreadableSource, discover, encode_source
 from .fixes import WriteError, unified_diff, write_fixed
-from .inputs import load_input
-from .report import FORMATTERS, text as text_report
+from .inputs import Input, load_input, text_input
+from .notebook import is_notebook
+from .report import FORMATTERS, TEXT_FORMATS, Options, text as text_report
+from .report.source import Sources
 from .rules import all_rules, rules_by_code
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -59,9 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--ignore", type=_codes_option, metavar="CODES", help="skip these")
     check.add_argument("--extend-select", type=_codes_option, metavar="CODES",
                        help="add these to the selection")
-    check.add_argument("--format", choices=sorted(FORMATTERS), default="text",
-                       help="text (default), json, sarif (GitHub code scanning), github "
-                            "(workflow annotations)")
+    check.add_argument("--format", choices=sorted(FORMATTERS), default="full",
+                       help="full (default: each finding with its source lines and fix), "
+                            "concise (one line each; text is the same), json, sarif (GitHub "
+                            "code scanning), github (workflow annotations)")
     check.add_argument("--fix", action="store_true", help="apply safe fixes, in place")
     check.add_argument("--unsafe-fixes", action="store_true",
                        help="with --fix or --diff: apply unsafe fixes too")
@@ -195,16 +198,31 @@ def _check(args: argparse.Namespace) -> int:
             run.add_file(path)
     if fixing:
         return _fix(args, run, stdin)
-    return _report(args, run.check())
+    return _report(args, run.check(), sources=_sources(run))
 
 
-def _report(args: argparse.Namespace, run: RunResult, fixed: int = 0, out=None) -> int:
+def _sources(run: Run, changed: Optional[Dict[str, str]] = None) -> Sources:
+    """The lines a report shows: the texts the run analysed, or a fixed file's new text
+    (`changed`: path -> the file's new content, a notebook's JSON)."""
+    def load(path: str) -> Optional[Input]:
+        if changed is not None and path in changed:
+            new = changed[path]
+            return Input(path, new.encode("utf-8", "surrogatepass")) if is_notebook(path) \
+                else text_input(path, new)
+        return run.inputs.get(path)
+
+    return Sources(load)
+
+
+def _report(args: argparse.Namespace, run: RunResult, fixed: int = 0, out=None,
+            sources: Optional[Sources] = None) -> int:
     out = out or sys.stdout
     findings = run.findings
-    FORMATTERS[args.format](findings, out)
+    options = Options(unsafe_fixes=args.unsafe_fixes, sources=sources)
+    FORMATTERS[args.format](findings, out, options)
     if args.statistics:
         text_report.statistics(findings, out)
-    if args.format == "text":
+    if args.format in TEXT_FORMATS:
         out.write(text_report.summary(findings, fixed, not args.unsafe_fixes) + "\n")
     if run.internal_error:
         return EXIT_ERROR
@@ -230,16 +248,17 @@ def _fix(args: argparse.Namespace, run: Run, stdin: bool) -> int:
         text = new_files.get(name, run.inputs[name].source.text)
         sys.stdout.buffer.write(encode_source(run.inputs[name].source, text))
         sys.stdout.flush()
-        return _report(args, outcome.run, outcome.applied, out=sys.stderr)
+        return _report(args, outcome.run, outcome.applied, out=sys.stderr,
+                       sources=_sources(run, new_files))
     try:
         write_fixed(new_files, {path: run.inputs[path].source for path in new_files})
     except WriteError as exc:  # those files are as they were; the others are fixed
-        _report(args, outcome.run, outcome.applied)
+        _report(args, outcome.run, outcome.applied, sources=_sources(run, new_files))
         for path, why in exc.failures.items():
             print(f"syncadvisor: error: {path}: fix not written, the file is unchanged: {why}",
                   file=sys.stderr)
         return EXIT_ERROR
-    return _report(args, outcome.run, outcome.applied)
+    return _report(args, outcome.run, outcome.applied, sources=_sources(run, new_files))
 
 
 def _rules(args: argparse.Namespace) -> int:

@@ -108,7 +108,7 @@ def _hide_magic(line: str) -> str:
     return f"{match.group(1)}pass  # syncadvisor-magic: {match.group(2)}" if match else line
 
 
-def _restore_magic(line: str) -> str:
+def restore_magic(line: str) -> str:
     match = _HIDDEN_MAGIC.match(line)
     return match.group(1) + match.group(2) if match else line
 
@@ -152,7 +152,7 @@ def write_back(nb: Notebook, virtual: str) -> str:
     for (number, _, _), chunk in zip(nb.cells, chunks):
         cell = data["cells"][number - 1]
         old = _source(cell, number)
-        new = "\n".join(_restore_magic(line) for line in chunk.split("\n"))
+        new = "\n".join(restore_magic(line) for line in chunk.split("\n"))
         if old.endswith("\n"):
             new += "\n"
         if new == old:

@@ -1,14 +1,22 @@
-"""Output formats: text, json, sarif (GitHub code scanning), github (workflow annotations)."""
+"""Output formats: full (the default), concise, json, sarif (GitHub code scanning),
+github (workflow annotations). Each is `write(findings, out, options)`."""
 from __future__ import annotations
 
 from typing import Callable, Dict, List, TextIO
 
 from ..findings import Finding
-from . import github, jsonfmt, sarif, text
+from . import full, github, jsonfmt, sarif, text
+from .options import DEFAULT, Options
 
-FORMATTERS: Dict[str, Callable[[List[Finding], TextIO], None]] = {
-    "text": text.write,
+FORMATTERS: Dict[str, Callable[[List[Finding], TextIO, Options], None]] = {
+    "full": full.write,
+    "concise": text.write,
+    "text": text.write,  # the name concise had before full existed
     "json": jsonfmt.write,
     "sarif": sarif.write,
     "github": github.write,
 }
+# The formats that print the summary line (and the statistics as a table), and colour.
+TEXT_FORMATS = ("full", "concise", "text")
+
+__all__ = ["FORMATTERS", "TEXT_FORMATS", "DEFAULT", "Options"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import List, TextIO
 
 from ..findings import ERROR, INFO, WARNING, Finding
+from .options import DEFAULT, Options
 
 COMMANDS = {ERROR: "error", WARNING: "warning", INFO: "notice"}
 
@@ -16,7 +17,7 @@ def _property(text: str) -> str:
     return _data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def write(findings: List[Finding], out: TextIO) -> None:
+def write(findings: List[Finding], out: TextIO, options: Options = DEFAULT) -> None:
     for f in findings:
         where = f"cell {f.cell}, " if f.cell is not None else ""
         properties = ",".join([

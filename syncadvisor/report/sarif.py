@@ -8,6 +8,7 @@ from urllib.parse import quote
 
 from .. import __version__
 from ..findings import ERROR, INFO, WARNING, Finding
+from .options import DEFAULT, Options
 from ..rules import all_rules
 
 LEVELS = {ERROR: "error", WARNING: "warning", INFO: "note"}
@@ -86,6 +87,6 @@ def _srcroot() -> str:
     return "file://" + quote(root if root.endswith("/") else root + "/")
 
 
-def write(findings: List[Finding], out: TextIO) -> None:
+def write(findings: List[Finding], out: TextIO, options: Options = DEFAULT) -> None:
     json.dump(document(findings), out, indent=2, ensure_ascii=False)
     out.write("\n")

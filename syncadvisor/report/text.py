@@ -1,10 +1,13 @@
-"""`path:line:col: CODE [*] severity: message`, then a summary line."""
+"""`--format concise`: `path:line:col: CODE [*] severity: message`, one line a finding;
+the summary line and the statistics table that the text formats end with."""
 from __future__ import annotations
 
 from collections import Counter
 from typing import List, TextIO
 
 from ..findings import SAFE, SEVERITIES, UNSAFE, Finding
+from .options import DEFAULT, Options
+from .style import PLAIN, Style
 
 
 def location(f: Finding) -> str:
@@ -12,10 +15,22 @@ def location(f: Finding) -> str:
     return f"{f.path}:{cell}{f.line}:{f.column}"
 
 
-def write(findings: List[Finding], out: TextIO) -> None:
-    for f in findings:
-        mark = " [*]" if f.fix is not None and f.fix.applicability == SAFE else ""
-        out.write(f"{location(f)}: {f.code}{mark} {f.severity}: {f.message}\n")
+def line(f: Finding, style: Style = PLAIN) -> str:
+    """A finding's one line (without its newline); also `--format full`'s header."""
+    mark = " [*]" if f.fix is not None and f.fix.applicability == SAFE else ""
+    if not style.colour:
+        return f"{location(f)}: {f.code}{mark} {f.severity}: {f.message}"
+    colon = style.punct(":")
+    cell = f"cell {f.cell}{colon}" if f.cell is not None else ""
+    if mark:
+        mark = f" [{style.fixable('*')}]"
+    return (f"{style.path(f.path)}{colon}{cell}{f.line}{colon}{f.column}{colon} "
+            f"{style.code(f.code)}{mark} {style.severity(f.severity)}: {f.message}")
+
+
+def write(findings: List[Finding], out: TextIO, options: Options = DEFAULT) -> None:
+    style = options.style
+    out.write("".join(line(f, style) + "\n" for f in findings))
 
 
 def summary(findings: List[Finding], fixed: int = 0, unsafe_hidden: bool = True) -> str:

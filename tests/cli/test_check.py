@@ -60,7 +60,7 @@ def test_a_run_in_a_process_that_goes_on_keeps_nothing(project, capsys, monkeypa
 
 
 def test_text_output_is_sorted_with_summary(project, capsys):
-    code, out, _ = run(["check", str(project)], capsys)
+    code, out, _ = run(["check", "--format", "concise", str(project)], capsys)
     lines = out.splitlines()
     assert code == 1
     assert lines[0].startswith(f"{project / 'bad.py'}:4:")
@@ -174,7 +174,7 @@ def test_assume_strategy(tmp_path, capsys):
 
 def test_noqa_is_honoured(tmp_path, capsys):
     (tmp_path / "a.py").write_text(BAD.replace("NONE)\n", "NONE)  # noqa: TFS101\n"))
-    _, out, _ = run(["check", str(tmp_path)], capsys)
+    _, out, _ = run(["check", "--format", "concise", str(tmp_path)], capsys)
     assert "TFS101" not in out and "TFS001" in out
     (tmp_path / "a.py").write_text("# syncadvisor: noqa\n" + BAD)
     assert run(["check", str(tmp_path)], capsys)[0] == 0

@@ -186,7 +186,7 @@ def test_github_annotations():
 
 
 def test_notebook_findings_are_reported_by_cell():
-    result = _cli(["check", str(NOTEBOOK)])
+    result = _cli(["check", "--format", "concise", str(NOTEBOOK)])
     lines = result.stdout.splitlines()
     assert result.returncode == 1
     assert lines[0].startswith(f"{NOTEBOOK}:cell 5:2:46: TFS001")
