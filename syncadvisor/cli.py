@@ -21,7 +21,7 @@ from .files import MissingPath, UnreadableSource, discover, encode_source
 from .fixes import WriteError, unified_diff, write_fixed
 from .inputs import Input, load_input, text_input
 from .notebook import is_notebook
-from .report import FORMATTERS, TEXT_FORMATS, Options, text as text_report
+from .report import FORMATTERS, TEXT_FORMATS, Options, style, text as text_report
 from .report.source import Sources
 from .rules import all_rules, rules_by_code
 
@@ -218,7 +218,10 @@ def _report(args: argparse.Namespace, run: RunResult, fixed: int = 0, out=None,
             sources: Optional[Sources] = None) -> int:
     out = out or sys.stdout
     findings = run.findings
-    options = Options(unsafe_fixes=args.unsafe_fixes, sources=sources)
+    # Colour only in the text formats, and only where `style.wanted` says (a terminal,
+    # or FORCE_COLOR); JSON, SARIF and the rest never carry escape codes.
+    colour = args.format in TEXT_FORMATS and style.wanted(out)
+    options = Options(style=style.Style(colour), unsafe_fixes=args.unsafe_fixes, sources=sources)
     FORMATTERS[args.format](findings, out, options)
     if args.statistics:
         text_report.statistics(findings, out)

@@ -1,4 +1,4 @@
-"""Fixtures shared by the test packages."""
+"""Settings every test runs under, and fixtures shared by the test packages."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,6 +6,13 @@ from pathlib import Path
 import pytest
 
 import syncadvisor.engine.analyze as analyze
+
+
+@pytest.fixture(autouse=True)
+def _no_forced_colour(monkeypatch):
+    """Tests read the text formats as plain text: a FORCE_COLOR set where the suite runs
+    (some CI services set it) would put escape codes in them, also in subprocesses."""
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
 
 
 @pytest.fixture

@@ -26,9 +26,10 @@ its help.
 from __future__ import annotations
 
 import unicodedata
+from functools import partial
 from typing import Dict, List, Optional, TextIO, Tuple
 
-from ..findings import SAFE, Finding, Related
+from ..findings import SAFE, SEVERITIES, Finding, Related
 from . import text
 from .options import DEFAULT, Options
 from .style import Style
@@ -76,7 +77,9 @@ class _Renderer:
         self.style = style = options.style
         self.sources = options.sources
         self.bar_open, self.bar_close = _codes(style, style.gutter)
-        self.mark_open, self.mark_close = _codes(style, style.code)
+        # carets in the colour of the finding's severity
+        self.marks = {severity: _codes(style, partial(style.severity, severity))
+                      for severity in SEVERITIES}
         self.other_open, self.other_close = _codes(style, style.secondary)
         # (path, cell, width) -> each line's row by line number (index 0 unused), made
         # when first shown
@@ -126,11 +129,14 @@ class _Renderer:
         parts.append("\n")
         return "".join(parts)
 
-    def _underline(self, width: int, start: int, end: int, mark: str, label: str,
-                   primary: bool) -> str:
+    def _underline(self, width: int, start: int, end: int, mark: str,
+                   severity: Optional[str] = None, label: str = "") -> str:
+        """The marks under display columns [start, end): a finding's carets (coloured by
+        its `severity`), or a related place's dashes and label."""
         marks = mark * max(end - start, 1)
-        if primary:
-            marks = f"{self.mark_open}{marks}{self.mark_close}"
+        if severity is not None:
+            opening, closing = self.marks.get(severity, ("", ""))
+            marks = f"{opening}{marks}{closing}"
         else:
             marks = f"{self.other_open}{marks}{' ' + label if label else ''}{self.other_close}"
         return f"{self.bar_open}{' ' * width} |{self.bar_close} {' ' * start}{marks}\n"
@@ -148,7 +154,7 @@ class _Renderer:
             source = lines[first - 1]
             a, b = _columns(source, _shown(source)[1], f.column, end_column)
             parts.append(rows[first] or self._context_row(rows, lines, first, width))
-            parts.append(self._underline(width, a, b, "^", "", True))
+            parts.append(self._underline(width, a, b, "^", f.severity))
             numbers: List[int] = []
         else:
             numbers = list(range(first, last + 1))
@@ -164,7 +170,7 @@ class _Renderer:
             end = end_column if number == last else len(source) + 1
             a, b = _columns(source, widths, start, end)
             parts.append(rows[number] or self._context_row(rows, lines, number, width))
-            parts.append(self._underline(width, a, b, "^", "", True))
+            parts.append(self._underline(width, a, b, "^", f.severity))
         for number in range(last + 1, shown_last + 1):
             parts.append(rows[number] or self._context_row(rows, lines, number, width))
 
@@ -192,7 +198,7 @@ class _Renderer:
             shown, widths = _shown(source)
             a, b = _columns(source, widths, start, end)
             parts.append(self._row(place.line, shown, width))
-            parts.append(self._underline(width, a, b, "-", place.label, False))
+            parts.append(self._underline(width, a, b, "-", label=place.label))
         elif place.label:
             parts.append(f"{self.bar_open}{' ' * width} |{self.bar_close} "
                          f"{self.other_open}{place.label}{self.other_close}\n")
