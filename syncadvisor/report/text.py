@@ -34,6 +34,9 @@ def write(findings: List[Finding], out: TextIO, options: Options = DEFAULT) -> N
 
 
 def summary(findings: List[Finding], fixed: int = 0, unsafe_hidden: bool = True) -> str:
+    """The last line: what remains, by severity, and how many of those `--fix` would fix
+    with the flags given (`unsafe_hidden`: without --unsafe-fixes, so the unsafe fixes
+    are counted apart, as "more with --unsafe-fixes")."""
     if not findings and not fixed:
         return "All checks passed."
     parts = []
@@ -49,8 +52,9 @@ def summary(findings: List[Finding], fixed: int = 0, unsafe_hidden: bool = True)
             return f"Fixed {fixed} finding{'s' if fixed != 1 else ''}; nothing remains."
     safe = sum(1 for f in findings if f.fix is not None and f.fix.applicability == SAFE)
     unsafe = sum(1 for f in findings if f.fix is not None and f.fix.applicability == UNSAFE)
-    if safe:
-        parts.append(f"{safe} fixable with --fix")
+    fixable = safe if unsafe_hidden else safe + unsafe
+    if fixable:
+        parts.append(f"{fixable} fixable with --fix")
     if unsafe and unsafe_hidden:
         parts.append(f"{unsafe} more with --unsafe-fixes")
     return ", ".join(parts) + "."

@@ -212,3 +212,20 @@ def test_copying_the_example_keeps_its_output(tmp_path, capsys):
     _, out, _ = _cli(["check", "--no-cache", str(tmp_path / "train_mirrored.py")], capsys)
     assert "48 |     loss_ema.assign(0.9 * loss_ema + 0.1 * loss)" in out
     assert "`.assign(...)`" in out
+
+
+def test_the_summary_counts_what_fix_would_apply_with_the_flags_given(tmp_path, capsys):
+    (tmp_path / "bad.py").write_text(BAD)
+    target = str(tmp_path / "bad.py")
+    _, out, _ = _cli(["check", "--no-cache", "--format", "concise", target], capsys)
+    assert out.splitlines()[-1] == \
+        "2 findings (2 errors), 1 fixable with --fix, 1 more with --unsafe-fixes."
+    _, out, _ = _cli(["check", "--no-cache", "--format", "concise", "--unsafe-fixes", target],
+                     capsys)
+    assert out.splitlines()[-1] == "2 findings (2 errors), 2 fixable with --fix."
+    only_unsafe = BAD.replace("DEFAULT", "AUTO")
+    (tmp_path / "bad.py").write_text(only_unsafe)
+    _, out, _ = _cli(["check", "--no-cache", "--unsafe-fixes", target], capsys)
+    assert out.splitlines()[-1] == "1 finding (1 error), 1 fixable with --fix."
+    _, out, _ = _cli(["check", "--no-cache", target], capsys)
+    assert out.splitlines()[-1] == "1 finding (1 error), 1 more with --unsafe-fixes."
