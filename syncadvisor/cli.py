@@ -71,7 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--diff", action="store_true",
                        help="print what --fix would change as a unified diff; write nothing")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
-    check.add_argument("--statistics", action="store_true", help="count findings per code")
+    check.add_argument("--statistics", action="store_true",
+                       help="print the number of findings per code instead of the findings "
+                            "(with --format json: a JSON array)")
     check.add_argument("--no-cache", action="store_true",
                        help=f"do not read or write the cache ({FOLDER}/)")
     check.add_argument("--jobs", "-j", type=_jobs_option, default=os.cpu_count() or 1,
@@ -222,9 +224,10 @@ def _report(args: argparse.Namespace, run: RunResult, fixed: int = 0, out=None,
     # or FORCE_COLOR); JSON, SARIF and the rest never carry escape codes.
     colour = args.format in TEXT_FORMATS and style.wanted(out)
     options = Options(style=style.Style(colour), unsafe_fixes=args.unsafe_fixes, sources=sources)
-    FORMATTERS[args.format](findings, out, options)
     if args.statistics:
-        text_report.statistics(findings, out)
+        _statistics(args, findings, out, options)
+    else:
+        FORMATTERS[args.format](findings, out, options)
     if args.format in TEXT_FORMATS:
         out.write(text_report.summary(findings, fixed, not args.unsafe_fixes) + "\n")
     if run.internal_error:
@@ -232,6 +235,16 @@ def _report(args: argparse.Namespace, run: RunResult, fixed: int = 0, out=None,
     if findings and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _statistics(args: argparse.Namespace, findings, out, options: Options) -> None:
+    """--statistics: the counts per code instead of the findings; a JSON array with
+    --format json (as ruff), the table in every other format."""
+    if args.format == "json":
+        json.dump(text_report.statistics_rows(findings, args.unsafe_fixes), out, indent=2)
+        out.write("\n")
+    else:
+        text_report.statistics(findings, out, args.unsafe_fixes, options.style)
 
 
 def _fix(args: argparse.Namespace, run: Run, stdin: bool) -> int:

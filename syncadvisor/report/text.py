@@ -60,9 +60,23 @@ def summary(findings: List[Finding], fixed: int = 0, unsafe_hidden: bool = True)
     return ", ".join(parts) + "."
 
 
-def statistics(findings: List[Finding], out: TextIO) -> None:
+def fixable(f: Finding, unsafe_fixes: bool = False) -> bool:
+    """Whether `--fix` (with `--unsafe-fixes` if given) would fix this finding."""
+    return f.fix is not None and (f.fix.applicability == SAFE or unsafe_fixes)
+
+
+def statistics_rows(findings: List[Finding], unsafe_fixes: bool = False) -> List[dict]:
+    """`--statistics`: per code, its name, how many findings and whether `--fix` fixes
+    any of them; the most frequent first, then by code (ruff's shape, for JSON)."""
     counts = Counter((f.code, f.name) for f in findings)
-    fixable = {f.code for f in findings if f.fix is not None and f.fix.applicability == SAFE}
-    for (code, name), count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-        mark = "[*]" if code in fixable else "   "
-        out.write(f"{count:6d}  {code}  {mark} {name}\n")
+    fixes = {f.code for f in findings if fixable(f, unsafe_fixes)}
+    return [{"code": code, "name": name, "count": count, "fixable": code in fixes}
+            for (code, name), count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def statistics(findings: List[Finding], out: TextIO, unsafe_fixes: bool = False,
+               style: Style = PLAIN) -> None:
+    """The counts as a table: `count  CODE  [*] name`, one line a code."""
+    for row in statistics_rows(findings, unsafe_fixes):
+        mark = f"[{style.fixable('*')}]" if row["fixable"] else "   "
+        out.write(f"{row['count']:6d}  {style.code(row['code'])}  {mark} {row['name']}\n")
