@@ -50,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="syncadvisor",
         description="Find wrong tf.Variable synchronization/aggregation choices before run time.")
-    parser.add_argument("--version", action="version", version=f"syncadvisor {__version__}")
+    parser.add_argument("-V", "--version", action="version", version=f"syncadvisor {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     check = sub.add_parser("check", help="check files and folders (default: .)")
