@@ -71,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--diff", action="store_true",
                        help="print what --fix would change as a unified diff; write nothing")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+    check.add_argument("--quiet", "-q", action="store_true",
+                       help="print the findings and nothing else: no summary line, no "
+                            "warnings; with --fix, nothing when no finding remains")
     check.add_argument("--statistics", action="store_true",
                        help="print the number of findings per code instead of the findings "
                             "(with --format json: a JSON array)")
@@ -193,7 +196,7 @@ def _check(args: argparse.Namespace) -> int:
             files = list(discover(paths, settings))
         except MissingPath as exc:
             raise UsageError(f"{exc}: no such file or directory") from None
-        if not files:
+        if not files and not args.quiet:
             print("syncadvisor: warning: no Python files found under the given paths",
                   file=sys.stderr)
         for path in files:
@@ -228,7 +231,7 @@ def _report(args: argparse.Namespace, run: RunResult, fixed: int = 0, out=None,
         _statistics(args, findings, out, options)
     else:
         FORMATTERS[args.format](findings, out, options)
-    if args.format in TEXT_FORMATS:
+    if args.format in TEXT_FORMATS and not args.quiet:
         out.write(text_report.summary(findings, fixed, not args.unsafe_fixes) + "\n")
     if run.internal_error:
         return EXIT_ERROR
@@ -256,8 +259,9 @@ def _fix(args: argparse.Namespace, run: Run, stdin: bool) -> int:
         for path in sorted(new_files):
             sys.stdout.write(unified_diff(path, run.inputs[path].source.text, new_files[path]))
         n = outcome.applied
-        print(f"Would fix {n} finding{'s' if n != 1 else ''} in {len(new_files)} "
-              f"file{'s' if len(new_files) != 1 else ''}.", file=sys.stderr)
+        if not args.quiet:
+            print(f"Would fix {n} finding{'s' if n != 1 else ''} in {len(new_files)} "
+                  f"file{'s' if len(new_files) != 1 else ''}.", file=sys.stderr)
         return EXIT_FINDINGS if new_files and not args.exit_zero else EXIT_CLEAN
     if stdin:
         name = next(iter(run.inputs))

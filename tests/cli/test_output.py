@@ -23,3 +23,60 @@ def test_version_from_the_command_line():
     result = subprocess.run([sys.executable, "-m", "syncadvisor", "-V"], capture_output=True,
                             text=True, cwd=paths.REPO)
     assert result.returncode == 0 and result.stdout == f"syncadvisor {__version__}\n"
+
+
+BAD = (
+    "import tensorflow as tf\n"
+    "strategy = tf.distribute.MirroredStrategy()\n"
+    "with strategy.scope():\n"
+    "    v = tf.Variable(1., synchronization=tf.VariableSynchronization.NONE)\n"
+    "    w = tf.Variable(1., synchronization=tf.VariableSynchronization.DEFAULT)\n"
+)
+FIXABLE = ("import tensorflow as tf\n"
+           "w = tf.Variable(1., synchronization=tf.VariableSynchronization.DEFAULT)\n")
+
+
+def _check(args, capsys):
+    code = main(["check", "--no-cache", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("quiet", ["-q", "--quiet"])
+def test_quiet_prints_the_findings_and_no_summary(quiet, tmp_path, capsys):
+    (tmp_path / "bad.py").write_text(BAD)
+    target = str(tmp_path / "bad.py")
+    _, loud, _ = _check(["--format", "concise", target], capsys)
+    code, out, err = _check(["--format", "concise", quiet, target], capsys)
+    assert code == 1 and err == ""
+    assert out.splitlines() == loud.splitlines()[:-1]  # without the summary
+    _, loud, _ = _check([target], capsys)
+    _, out, _ = _check([quiet, target], capsys)
+    assert out == loud[:loud.rindex("2 findings")]  # full: every block, no summary
+    _, out, _ = _check([quiet, "--statistics", target], capsys)
+    assert out.splitlines() == ["     1  TFS001  [*] unknown-enum-member",
+                                "     1  TFS101      none-under-strategy"]
+
+
+def test_quiet_says_nothing_when_all_is_well(tmp_path, capsys):
+    (tmp_path / "good.py").write_text("import tensorflow as tf\nv = tf.Variable(1.)\n")
+    assert _check(["-q", str(tmp_path / "good.py")], capsys) == (0, "", "")
+    (tmp_path / "empty").mkdir()
+    assert _check(["-q", str(tmp_path / "empty")], capsys) == (0, "", "")  # no warning
+
+
+def test_quiet_fix_prints_nothing_on_success_and_what_remains_otherwise(tmp_path, capsys):
+    target = tmp_path / "fixable.py"
+    target.write_text(FIXABLE)
+    assert _check(["-q", "--fix", str(target)], capsys) == (0, "", "")
+    assert "AUTO" in target.read_text()
+    target.write_text(BAD)
+    code, out, err = _check(["-q", "--fix", "--format", "concise", str(target)], capsys)
+    assert code == 1 and err == "" and len(out.splitlines()) == 1 and "TFS101" in out
+
+
+def test_quiet_diff_prints_the_diff_only(tmp_path, capsys):
+    target = tmp_path / "fixable.py"
+    target.write_text(FIXABLE)
+    code, out, err = _check(["-q", "--diff", str(target)], capsys)
+    assert code == 1 and out.startswith("---") and err == ""
