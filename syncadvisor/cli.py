@@ -74,6 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--quiet", "-q", action="store_true",
                        help="print the findings and nothing else: no summary line, no "
                             "warnings; with --fix, nothing when no finding remains")
+    check.add_argument("--output-file", "-o", metavar="FILE",
+                       help="write the report to FILE instead of standard output (any "
+                            "format; never coloured)")
     check.add_argument("--statistics", action="store_true",
                        help="print the number of findings per code instead of the findings "
                             "(with --format json: a JSON array)")
@@ -221,11 +224,31 @@ def _sources(run: Run, changed: Optional[Dict[str, str]] = None) -> Sources:
 
 def _report(args: argparse.Namespace, run: RunResult, fixed: int = 0, out=None,
             sources: Optional[Sources] = None) -> int:
+    if args.output_file:
+        with _output_file(args.output_file) as file:
+            return _write_report(args, run, fixed, file, sources, colour=False)
     out = out or sys.stdout
-    findings = run.findings
     # Colour only in the text formats, and only where `style.wanted` says (a terminal,
     # or FORCE_COLOR); JSON, SARIF and the rest never carry escape codes.
     colour = args.format in TEXT_FORMATS and style.wanted(out)
+    return _write_report(args, run, fixed, out, sources, colour)
+
+
+def _output_file(path: str):
+    """--output-file: the file, made with its folder; "\n" ends lines on every platform.
+    A report in a file never has colour."""
+    try:
+        folder = os.path.dirname(path)
+        if folder:
+            os.makedirs(folder, exist_ok=True)
+        return open(path, "w", encoding="utf-8", newline="")
+    except OSError as exc:
+        raise UsageError(f"cannot write the report to {path}: {exc.strerror or exc}") from None
+
+
+def _write_report(args: argparse.Namespace, run: RunResult, fixed: int, out, sources,
+                  colour: bool) -> int:
+    findings = run.findings
     options = Options(style=style.Style(colour), unsafe_fixes=args.unsafe_fixes, sources=sources)
     if args.statistics:
         _statistics(args, findings, out, options)

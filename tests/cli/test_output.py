@@ -80,3 +80,42 @@ def test_quiet_diff_prints_the_diff_only(tmp_path, capsys):
     target.write_text(FIXABLE)
     code, out, err = _check(["-q", "--diff", str(target)], capsys)
     assert code == 1 and out.startswith("---") and err == ""
+
+
+@pytest.mark.parametrize("fmt", ["full", "concise", "json", "sarif", "github"])
+def test_output_file_holds_what_standard_output_would(fmt, tmp_path, capsys, monkeypatch):
+    (tmp_path / "bad.py").write_text(BAD)
+    target = str(tmp_path / "bad.py")
+    code, expected, _ = _check(["--format", fmt, target], capsys)
+    monkeypatch.setenv("FORCE_COLOR", "1")  # a file never has colour
+    report = tmp_path / "reports" / "deep" / f"report.{fmt}"
+    for option in ("-o", "--output-file"):
+        assert _check(["--format", fmt, option, str(report), target], capsys) == (code, "", "")
+        assert report.read_bytes() == expected.encode("utf-8")
+
+
+def test_output_file_with_statistics_and_quiet(tmp_path, capsys):
+    (tmp_path / "bad.py").write_text(BAD)
+    report = tmp_path / "stats.txt"
+    _check(["-q", "--statistics", "-o", str(report), str(tmp_path / "bad.py")], capsys)
+    assert report.read_text().splitlines() == ["     1  TFS001  [*] unknown-enum-member",
+                                               "     1  TFS101      none-under-strategy"]
+
+
+def test_output_file_from_standard_input_with_fix(tmp_path, capsys, monkeypatch):
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(BAD.encode())))
+    report = tmp_path / "report.txt"
+    code, out, err = _check(["--fix", "--format", "concise", "-o", str(report), "-",
+                             "--stdin-filename", "bad.py"], capsys)
+    assert code == 1 and "VariableSynchronization.AUTO" in out and err == ""
+    assert report.read_text().startswith("bad.py:4:25: TFS101")
+
+
+def test_an_output_file_that_cannot_be_written_is_a_usage_error(tmp_path, capsys):
+    (tmp_path / "bad.py").write_text(BAD)
+    (tmp_path / "file").write_text("")
+    code, out, err = _check(["-o", str(tmp_path / "file" / "report.txt"),
+                             str(tmp_path / "bad.py")], capsys)
+    assert code == 2 and out == "" and "cannot write the report to" in err
