@@ -68,6 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--fix", action="store_true", help="apply safe fixes, in place")
     check.add_argument("--unsafe-fixes", action="store_true",
                        help="with --fix or --diff: apply unsafe fixes too")
+    check.add_argument("--show-fixes", action="store_true",
+                       help="list the fixes applied (with --fix), or that --fix would apply, "
+                            "per file and code")
     check.add_argument("--diff", action="store_true",
                        help="print what --fix would change as a unified diff; write nothing")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
@@ -223,15 +226,17 @@ def _sources(run: Run, changed: Optional[Dict[str, str]] = None) -> Sources:
 
 
 def _report(args: argparse.Namespace, run: RunResult, fixed: int = 0, out=None,
-            sources: Optional[Sources] = None) -> int:
+            sources: Optional[Sources] = None,
+            fixes: Optional[text_report.FixCounts] = None) -> int:
+    """Write the report; `fixed` and `fixes` (for --show-fixes) say what --fix fixed."""
     if args.output_file:
         with _output_file(args.output_file) as file:
-            return _write_report(args, run, fixed, file, sources, colour=False)
+            return _write_report(args, run, fixed, file, sources, False, fixes)
     out = out or sys.stdout
     # Colour only in the text formats, and only where `style.wanted` says (a terminal,
     # or FORCE_COLOR); JSON, SARIF and the rest never carry escape codes.
     colour = args.format in TEXT_FORMATS and style.wanted(out)
-    return _write_report(args, run, fixed, out, sources, colour)
+    return _write_report(args, run, fixed, out, sources, colour, fixes)
 
 
 def _output_file(path: str):
@@ -247,13 +252,22 @@ def _output_file(path: str):
 
 
 def _write_report(args: argparse.Namespace, run: RunResult, fixed: int, out, sources,
-                  colour: bool) -> int:
+                  colour: bool, fixes: Optional[text_report.FixCounts]) -> int:
     findings = run.findings
     options = Options(style=style.Style(colour), unsafe_fixes=args.unsafe_fixes, sources=sources)
     if args.statistics:
         _statistics(args, findings, out, options)
     else:
         FORMATTERS[args.format](findings, out, options)
+    if args.show_fixes and args.format in TEXT_FORMATS and not args.quiet:
+        if args.format != "full" and findings and not args.statistics:
+            out.write("\n")  # (full's blocks end with a blank line)
+        if args.fix:
+            text_report.show_fixes(out, "Fixed", fixes or {}, options.style)
+        else:
+            text_report.show_fixes(out, "Would fix",
+                                   text_report.would_fix(findings, args.unsafe_fixes),
+                                   options.style)
     if args.format in TEXT_FORMATS and not args.quiet:
         out.write(text_report.summary(findings, fixed, not args.unsafe_fixes) + "\n")
     if run.internal_error:
@@ -274,7 +288,12 @@ def _statistics(args: argparse.Namespace, findings, out, options: Options) -> No
 
 
 def _fix(args: argparse.Namespace, run: Run, stdin: bool) -> int:
+    before = run.check().findings if args.show_fixes and not args.diff else None
     outcome = run.fix(args.unsafe_fixes)
+    fixes = None
+    if before is not None:
+        fixes = text_report.were_fixed(before, outcome.run.findings, outcome.files,
+                                       args.unsafe_fixes)
     for path, why in outcome.refused.items():
         print(f"syncadvisor: error: {path}: not fixed, left unchanged: {why}", file=sys.stderr)
     new_files = outcome.files
@@ -292,16 +311,20 @@ def _fix(args: argparse.Namespace, run: Run, stdin: bool) -> int:
         sys.stdout.buffer.write(encode_source(run.inputs[name].source, text))
         sys.stdout.flush()
         return _report(args, outcome.run, outcome.applied, out=sys.stderr,
-                       sources=_sources(run, new_files))
+                       sources=_sources(run, new_files), fixes=fixes)
     try:
         write_fixed(new_files, {path: run.inputs[path].source for path in new_files})
     except WriteError as exc:  # those files are as they were; the others are fixed
-        _report(args, outcome.run, outcome.applied, sources=_sources(run, new_files))
+        written = {path: codes for path, codes in (fixes or {}).items()
+                   if path not in exc.failures}
+        _report(args, outcome.run, outcome.applied, sources=_sources(run, new_files),
+                fixes=written)
         for path, why in exc.failures.items():
             print(f"syncadvisor: error: {path}: fix not written, the file is unchanged: {why}",
                   file=sys.stderr)
         return EXIT_ERROR
-    return _report(args, outcome.run, outcome.applied, sources=_sources(run, new_files))
+    return _report(args, outcome.run, outcome.applied, sources=_sources(run, new_files),
+                   fixes=fixes)
 
 
 def _rules(args: argparse.Namespace) -> int:

@@ -3,7 +3,7 @@ the summary line and the statistics table that the text formats end with."""
 from __future__ import annotations
 
 from collections import Counter
-from typing import List, TextIO
+from typing import Dict, Iterable, List, TextIO
 
 from ..findings import SAFE, SEVERITIES, UNSAFE, Finding
 from .options import DEFAULT, Options
@@ -80,3 +80,47 @@ def statistics(findings: List[Finding], out: TextIO, unsafe_fixes: bool = False,
     for row in statistics_rows(findings, unsafe_fixes):
         mark = f"[{style.fixable('*')}]" if row["fixable"] else "   "
         out.write(f"{row['count']:6d}  {style.code(row['code'])}  {mark} {row['name']}\n")
+
+
+# --show-fixes: path -> how many fixes of each (code, name)
+FixCounts = Dict[str, Counter]
+
+
+def would_fix(findings: List[Finding], unsafe_fixes: bool = False) -> FixCounts:
+    """What `--fix` would fix with the flags given, per file and code."""
+    counts: FixCounts = {}
+    for f in findings:
+        if fixable(f, unsafe_fixes):
+            counts.setdefault(f.path, Counter())[(f.code, f.name)] += 1
+    return counts
+
+
+def were_fixed(before: List[Finding], after: List[Finding], paths: Iterable[str],
+               unsafe_fixes: bool = False) -> FixCounts:
+    """What `--fix` fixed in `paths` (the files it changed), per file and code: the fixable
+    findings before less those after. The fixer reports only its total, and a fix removes
+    its own finding (a safe fix never adds one), so this is exact except where an unsafe
+    fix also removes or adds a fixable finding of another code."""
+    changed = set(paths)
+    was = would_fix([f for f in before if f.path in changed], unsafe_fixes)
+    still = would_fix([f for f in after if f.path in changed], unsafe_fixes)
+    counts: FixCounts = {}
+    for path, codes in was.items():
+        left = codes - still.get(path, Counter())  # (Counter subtraction keeps counts > 0)
+        if left:
+            counts[path] = left
+    return counts
+
+
+def show_fixes(out: TextIO, verb: str, counts: FixCounts, style: Style = PLAIN) -> None:
+    """`Fixed 3 findings:` (or `Would fix`), then each file and its fixes per code, as
+    ruff's --show-fixes; nothing when there are none."""
+    total = sum(sum(codes.values()) for codes in counts.values())
+    if not total:
+        return
+    out.write(f"{verb} {total} finding{'s' if total != 1 else ''}:\n")
+    for path in sorted(counts):
+        out.write(f"- {style.path(path)}:\n")
+        for (code, name), n in sorted(counts[path].items(), key=lambda kv: (-kv[1], kv[0])):
+            out.write(f"    {n} \u00d7 {style.code(code)} ({name})\n")
+    out.write("\n")

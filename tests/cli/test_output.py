@@ -119,3 +119,46 @@ def test_an_output_file_that_cannot_be_written_is_a_usage_error(tmp_path, capsys
     code, out, err = _check(["-o", str(tmp_path / "file" / "report.txt"),
                              str(tmp_path / "bad.py")], capsys)
     assert code == 2 and out == "" and "cannot write the report to" in err
+
+
+def test_show_fixes_lists_what_fix_would_apply(tmp_path, capsys):
+    (tmp_path / "bad.py").write_text(BAD)
+    (tmp_path / "fixable.py").write_text(FIXABLE)
+    a, b = str(tmp_path / "bad.py"), str(tmp_path / "fixable.py")
+    code, out, _ = _check(["--show-fixes", "--format", "concise", str(tmp_path)], capsys)
+    assert code == 1
+    assert out.split("\n\n")[1:] == [
+        f"Would fix 2 findings:\n- {a}:\n    1 \u00d7 TFS001 (unknown-enum-member)\n"
+        f"- {b}:\n    1 \u00d7 TFS001 (unknown-enum-member)",
+        "3 findings (3 errors), 2 fixable with --fix, 1 more with --unsafe-fixes.\n"]
+    _, out, _ = _check(["--show-fixes", "--unsafe-fixes", str(tmp_path)], capsys)
+    assert f"Would fix 3 findings:\n- {a}:\n    1 \u00d7 TFS001 (unknown-enum-member)\n" \
+           f"    1 \u00d7 TFS101 (none-under-strategy)\n" in out
+    # full: after the blocks, before the summary
+    assert out.index("Would fix") > out.rindex("help:")
+
+
+def test_show_fixes_lists_what_fix_applied(tmp_path, capsys):
+    (tmp_path / "bad.py").write_text(BAD)
+    (tmp_path / "good.py").write_text("import tensorflow as tf\nv = tf.Variable(1.)\n")
+    a = str(tmp_path / "bad.py")
+    code, out, _ = _check(["--fix", "--show-fixes", "--format", "concise", str(tmp_path)],
+                          capsys)
+    assert code == 1
+    assert f"\n\nFixed 1 finding:\n- {a}:\n    1 \u00d7 TFS001 (unknown-enum-member)\n\n" in out
+    code, out, _ = _check(["--fix", "--unsafe-fixes", "--show-fixes", str(tmp_path)], capsys)
+    assert code == 0 and out == (
+        f"Fixed 1 finding:\n- {a}:\n    1 \u00d7 TFS101 (none-under-strategy)\n\n"
+        "Fixed 1 finding; nothing remains.\n")
+    code, out, _ = _check(["--fix", "--show-fixes", str(tmp_path)], capsys)
+    assert code == 0 and out == "All checks passed.\n"  # nothing fixed: no list
+
+
+def test_show_fixes_stays_out_of_quiet_and_machine_formats(tmp_path, capsys):
+    import json
+
+    (tmp_path / "bad.py").write_text(BAD)
+    _, out, _ = _check(["--show-fixes", "-q", "--format", "concise", str(tmp_path)], capsys)
+    assert len(out.splitlines()) == 2
+    _, out, _ = _check(["--show-fixes", "--format", "json", str(tmp_path)], capsys)
+    assert len(json.loads(out)) == 2
