@@ -63,8 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="add these to the selection")
     check.add_argument("--format", choices=sorted(FORMATTERS), default="full",
                        help="full (default: each finding with its source lines and fix), "
-                            "concise (one line each; text is the same), json, sarif (GitHub "
-                            "code scanning), github (workflow annotations)")
+                            "concise (one line each; text is the same), json, json-lines (one "
+                            "JSON object a line), sarif (GitHub code scanning), github "
+                            "(workflow annotations)")
     check.add_argument("--fix", action="store_true", help="apply safe fixes, in place")
     check.add_argument("--unsafe-fixes", action="store_true",
                        help="with --fix or --diff: apply unsafe fixes too")
@@ -279,10 +280,13 @@ def _write_report(args: argparse.Namespace, run: RunResult, fixed: int, out, sou
 
 def _statistics(args: argparse.Namespace, findings, out, options: Options) -> None:
     """--statistics: the counts per code instead of the findings; a JSON array with
-    --format json (as ruff), the table in every other format."""
+    --format json (as ruff), one object a line with json-lines, else the table."""
     if args.format == "json":
         json.dump(text_report.statistics_rows(findings, args.unsafe_fixes), out, indent=2)
         out.write("\n")
+    elif args.format == "json-lines":
+        for row in text_report.statistics_rows(findings, args.unsafe_fixes):
+            out.write(json.dumps(row, separators=(",", ":")) + "\n")
     else:
         text_report.statistics(findings, out, args.unsafe_fixes, options.style)
 

@@ -1,11 +1,11 @@
-"""Output formats: full (the default), concise, json, sarif (GitHub code scanning),
-github (workflow annotations). Each is `write(findings, out, options)`."""
+"""Output formats: full (the default), concise, json, json-lines, sarif (GitHub code
+scanning), github (workflow annotations). Each is `write(findings, out, options)`."""
 from __future__ import annotations
 
 from typing import Callable, Dict, List, TextIO
 
 from ..findings import Finding
-from . import full, github, jsonfmt, sarif, text
+from . import full, github, jsonfmt, jsonlines, sarif, text
 from .options import DEFAULT, Options
 
 FORMATTERS: Dict[str, Callable[[List[Finding], TextIO, Options], None]] = {
@@ -13,6 +13,7 @@ FORMATTERS: Dict[str, Callable[[List[Finding], TextIO, Options], None]] = {
     "concise": text.write,
     "text": text.write,  # the name concise had before full existed
     "json": jsonfmt.write,
+    "json-lines": jsonlines.write,
     "sarif": sarif.write,
     "github": github.write,
 }
