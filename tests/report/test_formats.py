@@ -37,3 +37,13 @@ def test_json_lines_statistics():
     _, rows = _check("--format", "json", "--statistics", "--exit-zero", str(CHECK))
     _, lines = _check("--format", "json-lines", "--statistics", "--exit-zero", str(CHECK))
     assert [json.loads(line) for line in lines.splitlines()] == json.loads(rows)
+
+
+def test_pylint_is_path_line_code_message():
+    _, as_json = _check("--format", "json", str(CHECK / "tutorial_mistakes.py"), str(NOTEBOOK))
+    code, out = _check("--format", "pylint", str(CHECK / "tutorial_mistakes.py"), str(NOTEBOOK))
+    expected = [f"{d['path']}:{'cell %d:' % d['cell'] if 'cell' in d else ''}{d['line']}: "
+                f"[{d['code']}] {d['message']}" for d in json.loads(as_json)]
+    assert code == 1 and out.splitlines() == expected
+    assert out.splitlines()[0].startswith(f"{CHECK / 'tutorial_mistakes.py'}:8: [TFS001] ")
+    assert f"{NOTEBOOK}:cell 5:2: [TFS001] " in out
