@@ -1,11 +1,12 @@
 """Output formats: full (the default), concise, json, json-lines, sarif (GitHub code
-scanning), github (workflow annotations), pylint. Each is `write(findings, out, options)`."""
+scanning), github (workflow annotations), junit, pylint. Each is `write(findings, out,
+options)`."""
 from __future__ import annotations
 
 from typing import Callable, Dict, List, TextIO
 
 from ..findings import Finding
-from . import full, github, jsonfmt, jsonlines, pylint, sarif, text
+from . import full, github, jsonfmt, jsonlines, junit, pylint, sarif, text
 from .options import DEFAULT, Options
 
 FORMATTERS: Dict[str, Callable[[List[Finding], TextIO, Options], None]] = {
@@ -16,6 +17,7 @@ FORMATTERS: Dict[str, Callable[[List[Finding], TextIO, Options], None]] = {
     "json-lines": jsonlines.write,
     "sarif": sarif.write,
     "github": github.write,
+    "junit": junit.write,
     "pylint": pylint.write,
 }
 # The formats that print the summary line (and the statistics as a table), and colour.

@@ -47,3 +47,62 @@ def test_pylint_is_path_line_code_message():
     assert code == 1 and out.splitlines() == expected
     assert out.splitlines()[0].startswith(f"{CHECK / 'tutorial_mistakes.py'}:8: [TFS001] ")
     assert f"{NOTEBOOK}:cell 5:2: [TFS001] " in out
+
+
+def _junit(*args):
+    import xml.etree.ElementTree as ET
+
+    code, out = _check("--format", "junit", *args)
+    assert out.startswith('<?xml version="1.0" encoding="UTF-8"?>\n')
+    return code, ET.fromstring(out.encode("utf-8"))
+
+
+def test_junit_is_a_testsuite_per_file_and_a_failing_testcase_per_finding():
+    _, as_json = _check("--format", "json", str(CHECK), str(NOTEBOOK))
+    findings = json.loads(as_json)
+    code, root = _junit(str(CHECK), str(NOTEBOOK))
+    assert code == 1 and root.tag == "testsuites"
+    assert root.get("tests") == root.get("failures") == str(len(findings))
+    assert root.get("errors") == "0"
+    suites = root.findall("testsuite")
+    assert [s.get("name") for s in suites] == sorted({d["path"] for d in findings})
+    cases = []
+    for suite in suites:
+        found = suite.findall("testcase")
+        assert suite.get("tests") == suite.get("failures") == str(len(found))
+        cases += [(suite.get("name"), case) for case in found]
+    assert len(cases) == len(findings)
+    for (path, case), d in zip(cases, findings):
+        assert path == d["path"]
+        assert case.get("name") == f"syncadvisor.{d['code']}"
+        assert (case.get("line"), case.get("column")) == (str(d["line"]), str(d["column"]))
+        failure = case.find("failure")
+        assert failure is not None and failure.get("message") == d["message"]
+        assert failure.text.endswith(d["message"])
+        properties = {p.get("name"): p.get("value") for p in case.iter("property")}
+        assert properties["severity"] == d["severity"]
+        assert properties.get("cell") == (str(d["cell"]) if "cell" in d else None)
+
+
+def test_junit_of_an_empty_run_is_a_valid_passing_report(tmp_path):
+    (tmp_path / "good.py").write_text("import tensorflow as tf\nv = tf.Variable(1.)\n")
+    code, root = _junit(str(tmp_path))
+    assert code == 0 and root.get("failures") == "0" and root.get("tests") == "1"
+    case = root.find("testsuite/testcase")
+    assert case is not None and case.find("failure") is None
+
+
+def test_junit_escapes_markup_and_replaces_what_xml_cannot_hold():
+    import xml.etree.ElementTree as ET
+
+    from syncadvisor.findings import Finding
+    from syncadvisor.report import junit
+
+    message = 'a <b> & "c" \x01\x1b[31m \ud800 end'
+    f = Finding("x<&>.py", 1, 1, 1, 2, "TFS002", "non-enum-value", "error", message)
+    out = io.StringIO()
+    junit.write([f], out)
+    failure = ET.fromstring(out.getvalue().encode("utf-8", "surrogatepass")).find(
+        "testsuite/testcase/failure")
+    assert failure is not None
+    assert failure.get("message") == 'a <b> & "c" \ufffd\ufffd[31m \ufffd end'
