@@ -65,8 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="full (default: each finding with its source lines and fix), "
                             "concise (one line each; text is the same), json, json-lines (one "
                             "JSON object a line), sarif (GitHub code scanning), github "
-                            "(workflow annotations), junit (JUnit XML), pylint (path:line: "
-                            "[CODE] message)")
+                            "(workflow annotations), gitlab (GitLab Code Quality), junit (JUnit "
+                            "XML), pylint (path:line: [CODE] message)")
     check.add_argument("--fix", action="store_true", help="apply safe fixes, in place")
     check.add_argument("--unsafe-fixes", action="store_true",
                        help="with --fix or --diff: apply unsafe fixes too")

@@ -1,12 +1,12 @@
 """Output formats: full (the default), concise, json, json-lines, sarif (GitHub code
-scanning), github (workflow annotations), junit, pylint. Each is `write(findings, out,
-options)`."""
+scanning), github (workflow annotations), gitlab (Code Quality), junit, pylint. Each is
+`write(findings, out, options)`."""
 from __future__ import annotations
 
 from typing import Callable, Dict, List, TextIO
 
 from ..findings import Finding
-from . import full, github, jsonfmt, jsonlines, junit, pylint, sarif, text
+from . import full, github, gitlab, jsonfmt, jsonlines, junit, pylint, sarif, text
 from .options import DEFAULT, Options
 
 FORMATTERS: Dict[str, Callable[[List[Finding], TextIO, Options], None]] = {
@@ -17,6 +17,7 @@ FORMATTERS: Dict[str, Callable[[List[Finding], TextIO, Options], None]] = {
     "json-lines": jsonlines.write,
     "sarif": sarif.write,
     "github": github.write,
+    "gitlab": gitlab.write,
     "junit": junit.write,
     "pylint": pylint.write,
 }

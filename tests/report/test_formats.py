@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+from pathlib import Path
 
 from syncadvisor.cli import main
 from tests import paths
@@ -106,3 +107,95 @@ def test_junit_escapes_markup_and_replaces_what_xml_cannot_hold():
         "testsuite/testcase/failure")
     assert failure is not None
     assert failure.get("message") == 'a <b> & "c" \ufffd\ufffd[31m \ufffd end'
+
+
+# GitLab's documented Code Quality fields
+# (https://docs.gitlab.com/ci/testing/code_quality/#code-quality-report-format)
+GITLAB_SCHEMA = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "required": ["description", "check_name", "fingerprint", "severity", "location"],
+        "properties": {
+            "description": {"type": "string", "minLength": 1},
+            "check_name": {"type": "string", "pattern": "^TFS[0-9]{3}$"},
+            "fingerprint": {"type": "string", "minLength": 1},
+            "severity": {"enum": ["info", "minor", "major", "critical", "blocker"]},
+            "location": {
+                "type": "object",
+                "required": ["path", "lines"],
+                "properties": {
+                    "path": {"type": "string", "pattern": "^[^/]"},
+                    "lines": {
+                        "type": "object",
+                        "required": ["begin"],
+                        "properties": {"begin": {"type": "integer", "minimum": 1},
+                                       "end": {"type": "integer", "minimum": 1}},
+                    },
+                },
+            },
+        },
+    },
+}
+
+
+def _gitlab(*args, cwd=None):
+    import os
+
+    old = os.getcwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        code, out = _check("--format", "gitlab", *args)
+    finally:
+        os.chdir(old)
+    return code, json.loads(out)
+
+
+def test_gitlab_has_the_documented_fields():
+    import jsonschema
+
+    code, issues = _gitlab(str(CHECK), str(NOTEBOOK), cwd=paths.REPO)
+    _, as_json = _check("--format", "json", str(CHECK), str(NOTEBOOK))
+    findings = json.loads(as_json)
+    jsonschema.validate(issues, GITLAB_SCHEMA)
+    assert code == 1 and len(issues) == len(findings)
+    severities = {"error": "major", "warning": "minor", "info": "info"}
+    for issue, d in zip(issues, findings):
+        assert issue["check_name"] == d["code"] and d["message"] in issue["description"]
+        assert issue["severity"] == severities[d["severity"]]
+        assert issue["location"]["lines"] == {"begin": d["line"], "end": d["end_line"]}
+        # relative to the working directory, with forward slashes
+        assert issue["location"]["path"] == \
+            Path(d["path"]).resolve().relative_to(paths.REPO).as_posix()
+    assert len({i["fingerprint"] for i in issues}) == len(issues)  # GitLab keeps one per print
+
+
+def test_gitlab_paths_are_relative_to_the_working_directory(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "bad.py").write_text(
+        "import tensorflow as tf\n"
+        "v = tf.Variable(1., synchronization=tf.VariableSynchronization.DEFAULT)\n")
+    _, issues = _gitlab(str(tmp_path / "src"), cwd=tmp_path)
+    assert [i["location"]["path"] for i in issues] == ["src/bad.py"]
+
+
+def test_gitlab_fingerprints_are_stable_across_runs_and_edits_elsewhere(tmp_path):
+    source = (CHECK / "strategies.py").read_text()
+    (tmp_path / "strategies.py").write_text(source)
+    _, first = _gitlab("strategies.py", cwd=tmp_path)
+    _, again = _gitlab("strategies.py", cwd=tmp_path)
+    assert first == again
+    (tmp_path / "strategies.py").write_text("# a new first line\n\n" + source)
+    _, shifted = _gitlab("strategies.py", cwd=tmp_path)
+    assert [i["location"]["lines"]["begin"] for i in shifted] == \
+        [i["location"]["lines"]["begin"] + 2 for i in first]
+    assert [i["fingerprint"] for i in shifted] == [i["fingerprint"] for i in first]
+    (tmp_path / "strategies.py").rename(tmp_path / "moved.py")
+    _, moved = _gitlab("moved.py", cwd=tmp_path)
+    assert not {i["fingerprint"] for i in moved} & {i["fingerprint"] for i in first}
+
+
+def test_gitlab_of_nothing_is_an_empty_array(tmp_path):
+    (tmp_path / "good.py").write_text("import tensorflow as tf\nv = tf.Variable(1.)\n")
+    assert _gitlab(str(tmp_path)) == (0, [])
