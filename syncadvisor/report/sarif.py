@@ -55,6 +55,16 @@ def _result(f: Finding, rule_index: Dict[str, int]) -> dict:
     return result
 
 
+def _help_uri(code: str) -> Dict[str, str]:
+    """{"helpUri": ...}: the rule's page as installed with the package (a file: URI),
+    where the tool that wrote the report runs; the project has no website to point at.
+    `help` holds the same text, for viewers that cannot open the file."""
+    from ..rules.docs import installed_page
+
+    page = installed_page(code)
+    return {"helpUri": page.as_uri()} if page is not None else {}
+
+
 def document(findings: List[Finding]) -> dict:
     rules = list(all_rules())
     rule_index = {r.code: i for i, r in enumerate(rules)}
@@ -72,6 +82,7 @@ def document(findings: List[Finding]) -> dict:
                     "shortDescription": {"text": r.summary},
                     "fullDescription": {"text": r.sections().get("What it does", r.summary)},
                     "help": {"text": r.documentation(), "markdown": r.documentation()},
+                    **_help_uri(r.code),
                     "defaultConfiguration": {"level": LEVELS[r.severity]},
                     "properties": {"fix": r.fix_availability or "none"},
                 } for r in rules],

@@ -199,3 +199,19 @@ def test_gitlab_fingerprints_are_stable_across_runs_and_edits_elsewhere(tmp_path
 def test_gitlab_of_nothing_is_an_empty_array(tmp_path):
     (tmp_path / "good.py").write_text("import tensorflow as tf\nv = tf.Variable(1.)\n")
     assert _gitlab(str(tmp_path)) == (0, [])
+
+
+def test_sarif_rules_link_their_installed_page():
+    from urllib.parse import unquote, urlparse
+
+    _, out = _check("--format", "sarif", str(CHECK / "tutorial_mistakes.py"))
+    rules = json.loads(out)["runs"][0]["tool"]["driver"]["rules"]
+    assert rules
+    for rule in rules:
+        uri = urlparse(rule["helpUri"])
+        assert uri.scheme == "file"
+        page = Path(unquote(uri.path))
+        assert page.is_file()
+        assert page.read_text(encoding="utf-8") == \
+            (paths.REPO / "docs" / "rules" / f"{rule['id']}.md").read_text(encoding="utf-8")
+        assert rule["help"]["markdown"] and rule["fullDescription"]["text"]

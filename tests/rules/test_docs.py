@@ -109,4 +109,29 @@ def test_the_generator_needs_neither_tensorflow_nor_libcst():
     result = subprocess.run([sys.executable, "-c", code], cwd=paths.REPO, capture_output=True,
                             text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
-    assert int(result.stdout) == len(RULES) + 2  # the pages, the index and README.md
+    # the pages and the index, in docs/rules/ and in the package; README.md
+    assert int(result.stdout) == 2 * (len(RULES) + 1) + 1
+
+
+def test_the_package_ships_the_same_pages():
+    """SARIF's helpUri points at the installed copy of a rule's page (there is no website):
+    the copy is generated with docs/rules/, identical, and listed as package data."""
+    import fnmatch
+
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        import tomli as tomllib  # type: ignore[no-redef]
+
+    packaged = paths.REPO / docs.PACKAGED
+    assert sorted(p.name for p in packaged.iterdir()) == sorted(p.name for p in PAGES.iterdir())
+    for page in PAGES.iterdir():
+        assert (packaged / page.name).read_bytes() == page.read_bytes(), \
+            f"{docs.PACKAGED / page.name} differs from {docs.PAGES / page.name}: {REGENERATE}"
+    config = tomllib.loads((paths.REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    globs = config["tool"]["setuptools"]["package-data"]["syncadvisor.rules"]
+    for page in packaged.iterdir():
+        assert any(fnmatch.fnmatch(f"pages/{page.name}", g) for g in globs), page.name
+    for rule in RULES:
+        assert docs.installed_page(rule.code) == (packaged / f"{rule.code}.md").resolve()
+    assert docs.installed_page("TFS999") is None
