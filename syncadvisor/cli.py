@@ -62,14 +62,17 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--extend-select", type=_codes_option, metavar="CODES",
                        help="add these to the selection")
     check.add_argument("--format", choices=sorted(FORMATTERS), default="full",
+                       metavar="FORMAT",
                        help="full (default: each finding with its source lines and fix), "
                             "concise (one line each; text is the same), json, json-lines (one "
                             "JSON object a line), sarif (GitHub code scanning), github "
                             "(workflow annotations), gitlab (GitLab Code Quality), junit (JUnit "
-                            "XML), pylint (path:line: [CODE] message)")
+                            "XML), pylint (path:line: [CODE] message); full and concise are "
+                            "coloured on a terminal (NO_COLOR=1: never, FORCE_COLOR=1: always)")
     check.add_argument("--fix", action="store_true", help="apply safe fixes, in place")
     check.add_argument("--unsafe-fixes", action="store_true",
-                       help="with --fix or --diff: apply unsafe fixes too")
+                       help="with --fix or --diff: apply unsafe fixes too (and count them "
+                            "as fixable in the report)")
     check.add_argument("--show-fixes", action="store_true",
                        help="list the fixes applied (with --fix), or that --fix would apply, "
                             "per file and code")

@@ -215,3 +215,14 @@ def test_sarif_rules_link_their_installed_page():
         assert page.read_text(encoding="utf-8") == \
             (paths.REPO / "docs" / "rules" / f"{rule['id']}.md").read_text(encoding="utf-8")
         assert rule["help"]["markdown"] and rule["fullDescription"]["text"]
+
+
+def test_readme_names_every_format_and_option():
+    from syncadvisor.report import FORMATTERS
+
+    readme = (paths.REPO / "README.md").read_text(encoding="utf-8")
+    usage = readme[readme.index("## Usage"):readme.index("\n## ", readme.index("## Usage") + 1)]
+    for name in FORMATTERS:
+        assert f"`{name}`" in usage, name
+    for option in ("--show-fixes", "--statistics", "-q", "-o", "-V", "--unsafe-fixes"):
+        assert option in usage, option
