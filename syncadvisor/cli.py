@@ -17,7 +17,7 @@ from . import __version__
 from .cache import FOLDER, Cache, default_directory
 from .config import ConfigError, Settings, load_settings, validate_codes
 from .engine import Run, RunResult
-from .files import MissingPath, UnreadableSource, discover, encode_source
+from .files import MissingPath, UnreadableSource, discover, encode_source, tidy_path
 from .fixes import WriteError, unified_diff, write_fixed
 from .inputs import Input, load_input, text_input
 from .notebook import is_notebook
@@ -191,7 +191,7 @@ def _check(args: argparse.Namespace) -> int:
     if stdin:
         if len(paths) > 1:
             raise UsageError("`-` (standard input) cannot be combined with other paths")
-        name = args.stdin_filename or "-"
+        name = tidy_path(args.stdin_filename) if args.stdin_filename else "-"
         data = sys.stdin.buffer.read()
         if args.stdin_filename and settings.is_excluded(name):
             if args.fix:

@@ -10,6 +10,7 @@ import codecs
 import fnmatch
 import io
 import os
+import re
 import tokenize
 from functools import lru_cache
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
@@ -140,14 +141,27 @@ def _load_gitignore(directory: str) -> Optional[_GitIgnore]:
         return None
 
 
+def tidy_path(path: str) -> str:
+    """`path` as findings name it, and as ruff prints it: without `.` components or doubled
+    separators (`./a.py` is `a.py`, `a/./b.py` is `a/b.py`). `..` stays: lexically removed,
+    it would name another file where the folder before it is a link."""
+    drive, rest = os.path.splitdrive(path)
+    separators = os.sep + (os.altsep or "")
+    parts = [part for part in re.split(f"[{re.escape(separators)}]", rest)
+             if part not in ("", os.curdir)]
+    root = os.sep if rest[:1] in separators and rest else ""
+    return drive + root + os.sep.join(parts) if parts or root or drive else os.curdir
+
+
 def discover(paths: Sequence[str], settings: Settings) -> Iterator[str]:
-    """Files to check, in a stable order; raises MissingPath for a path that is not there."""
+    """Files to check, in a stable order, named as `tidy_path` names them; raises
+    MissingPath for a path that is not there."""
     for raw in paths:
         if not os.path.lexists(raw):
             raise MissingPath(raw)
     seen: set = set()
     real_folders: Dict[str, str] = {}
-    for raw in paths:
+    for raw in map(tidy_path, paths):
         if os.path.isdir(raw):
             yield from _walk(raw, settings, seen)
         elif not settings.is_excluded(raw):
@@ -209,6 +223,7 @@ def _walk(top: str, settings: Settings, seen: set) -> Iterator[str]:
             return
         for entry in entries:
             name = entry.name
+            path = name if directory == os.curdir else entry.path  # not `./name`
             try:
                 is_dir = entry.is_dir()
             except OSError:  # a symlink loop (`a.py -> a.py`): reading it reports why
@@ -219,19 +234,19 @@ def _walk(top: str, settings: Settings, seen: set) -> Iterator[str]:
             except OSError:
                 continue
             if is_dir:
-                if name in ALWAYS_SKIPPED_DIRS or settings.is_excluded(entry.path):
+                if name in ALWAYS_SKIPPED_DIRS or settings.is_excluded(path):
                     continue
                 if stack and is_ignored(child_real, True, stack):
                     continue
-                yield from walk(entry.path, child_real, stack)
+                yield from walk(path, child_real, stack)
             elif name.endswith(PYTHON_SUFFIXES) or name.endswith(".ipynb"):
-                if settings.is_excluded(entry.path) or (
+                if settings.is_excluded(path) or (
                         stack and is_ignored(child_real, False, stack)):
                     continue
                 if child_real in seen or not _readable_kind(entry):
                     continue
                 seen.add(child_real)
-                yield entry.path
+                yield path
 
     yield from walk(top, top_real, ignores)
 

@@ -256,3 +256,24 @@ def test_reporting_never_imports_libcst_and_fixing_does(tmp_path):
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def test_paths_are_reported_without_dot_components(tmp_path, capsys, monkeypatch):
+    """`./a.py` is reported as `a.py` and `a/./b.py` as `a/b.py`, in findings and in diffs,
+    as ruff prints them (they were kept as typed)."""
+    import io
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "a.py").write_text(BAD)
+    (tmp_path / "sub" / "b.py").write_text(BAD)
+    _, out, _ = run(["check", "--no-cache", "./a.py", "sub/./b.py", ".//sub"], capsys,
+                    cwd=tmp_path)
+    assert {line.split(":")[0] for line in out.splitlines()[:-1]} == {
+        "a.py", os.path.join("sub", "b.py")}
+    _, out, _ = run(["check", "--no-cache", "."], capsys, cwd=tmp_path)
+    assert out.startswith("a.py:4:")
+    _, out, _ = run(["check", "--no-cache", "--diff", "./sub/./b.py"], capsys, cwd=tmp_path)
+    assert out.startswith("--- a/sub/b.py\n+++ b/sub/b.py\n")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(BAD.encode())))
+    _, out, _ = run(["check", "-", "--stdin-filename", "./train.py"], capsys)
+    assert out.startswith("train.py:4:25: TFS101")
