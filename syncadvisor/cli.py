@@ -109,12 +109,25 @@ def build_parser() -> argparse.ArgumentParser:
         "profile", help="measure each synchronization/aggregation choice on the devices at hand "
                         "(needs `pip install 'syncadvisor[profile]'`)")
     profile_cli.add_arguments(profile)
+    for command in sub.choices.values():
+        command.set_defaults(command_parser=command)
     return parser
+
+
+def _parse_args(parser: argparse.ArgumentParser,
+                argv: Optional[Sequence[str]]) -> argparse.Namespace:
+    """`parser.parse_args(argv)`, except that an unknown option is reported with the usage
+    of the command it was given to (argparse would print the top level's)."""
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        owner = getattr(args, "command_parser", None) or parser
+        owner.error(f"unrecognized arguments: {' '.join(unknown)}")
+    return args
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = _parse_args(parser, argv)
     if argv is None and args.command == "check":
         # The command's own process, which ends with the run: the cycle collector
         # would only scan every model again to free a few cycles, and so would freeing

@@ -277,3 +277,17 @@ def test_paths_are_reported_without_dot_components(tmp_path, capsys, monkeypatch
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(BAD.encode())))
     _, out, _ = run(["check", "-", "--stdin-filename", "./train.py"], capsys)
     assert out.startswith("train.py:4:25: TFS101")
+
+
+def test_an_unknown_option_shows_the_usage_of_its_command(capsys):
+    """`syncadvisor check --bogus` printed the top-level usage (`syncadvisor [-h] ...
+    COMMAND`), which does not say what `check` takes."""
+    with pytest.raises(SystemExit) as exit_:
+        main(["check", "--bogus", "a.py"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2
+    assert err.startswith("usage: syncadvisor check ")
+    assert err.rstrip().endswith("syncadvisor check: error: unrecognized arguments: --bogus")
+    with pytest.raises(SystemExit):
+        main(["--bogus"])
+    assert capsys.readouterr().err.startswith("usage: syncadvisor [-h]")
