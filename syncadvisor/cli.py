@@ -191,9 +191,17 @@ def _hold(args: argparse.Namespace, value: object) -> None:
         _HELD.append(value)
 
 
+def _paths(args: argparse.Namespace) -> List[str]:
+    """What to check: the paths given; with none, standard input where --stdin-filename
+    names it (as ruff reads it), else the current folder."""
+    if args.paths:
+        return list(args.paths)
+    return ["-"] if args.stdin_filename else ["."]
+
+
 def _check(args: argparse.Namespace) -> int:
     settings = _settings(args)
-    paths = args.paths or ["."]
+    paths = _paths(args)
     fixing = args.fix or args.diff
     stdin = "-" in paths
     cache = None

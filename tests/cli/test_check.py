@@ -291,3 +291,14 @@ def test_an_unknown_option_shows_the_usage_of_its_command(capsys):
     with pytest.raises(SystemExit):
         main(["--bogus"])
     assert capsys.readouterr().err.startswith("usage: syncadvisor [-h]")
+
+
+def test_stdin_filename_alone_reads_standard_input(tmp_path, capsys, monkeypatch):
+    """`--stdin-filename x.py` with no path checked the whole current folder instead."""
+    import io
+
+    (tmp_path / "other.py").write_text(BAD)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(BAD.encode())))
+    code, out, _ = run(["check", "--no-cache", "--stdin-filename", "train.py"], capsys,
+                       cwd=tmp_path)
+    assert code == 1 and out.startswith("train.py:4:25: TFS101") and "other.py" not in out
