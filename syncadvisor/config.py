@@ -25,9 +25,14 @@ class ConfigError(Exception):
     """A bad setting: the message names the key and the file."""
 
 
+# What runs where no selection says otherwise: the base that a config's `select` replaces
+# and that its `ignore` and `extend-select` change (as ruff's defaults are).
+DEFAULT_SELECT = ("TFS",)
+
+
 @record(frozen=True)
 class Settings:
-    select: Tuple[str, ...] = ("TFS",)
+    select: Optional[Tuple[str, ...]] = None  # None: the config does not say (DEFAULT_SELECT)
     ignore: Tuple[str, ...] = ()
     extend_select: Tuple[str, ...] = ()
     per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
@@ -48,11 +53,8 @@ class Settings:
                      self.exclude, self.assume_strategy, os.path.abspath(self.root)))
 
     def enabled(self, code: str, path: Optional[str] = None) -> bool:
-        selected = _longest_match(code, self.select + self.extend_select)
-        ignored = _longest_match(code, self.ignore + self._file_ignores(path))
-        if selected is None:
-            return False
-        return ignored is None or len(selected) > len(ignored)
+        return _selected(code, DEFAULT_SELECT, (
+            (self.select, self.extend_select, self.ignore + self._file_ignores(path)),))
 
     def _file_ignores(self, path: Optional[str]) -> Tuple[str, ...]:
         if not path or not self.per_file_ignores:
@@ -69,6 +71,25 @@ class Settings:
             return False
         rel = relative_to_root(path, self.root)
         return any(path_matches(rel, pattern) for pattern in self.exclude)
+
+
+Selection = Tuple[Optional[Tuple[str, ...]], Tuple[str, ...], Tuple[str, ...]]
+
+
+def _selected(code: str, base: Tuple[str, ...], selections: Sequence[Selection]) -> bool:
+    """Whether `code` runs, as ruff decides it: `base` is on, then each selection (select,
+    extend-select, ignore) in turn changes what it names. A selection's most specific
+    (longest) matching prefix decides, ignore over select at the same length ("ALL" is
+    the least specific); a selection with a `select` turns off everything it does not
+    select, one without changes only what it names."""
+    on = _longest_match(code, base) is not None
+    for select, extend_select, ignore in selections:
+        chosen = _longest_match(code, (select or ()) + extend_select)
+        dropped = _longest_match(code, ignore)
+        verdict = chosen is not None and (dropped is None or len(chosen) > len(dropped))
+        if select is not None or chosen is not None or dropped is not None:
+            on = verdict
+    return on
 
 
 def _longest_match(code: str, prefixes: Iterable[str]) -> Optional[str]:

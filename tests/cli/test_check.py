@@ -302,3 +302,19 @@ def test_stdin_filename_alone_reads_standard_input(tmp_path, capsys, monkeypatch
     code, out, _ = run(["check", "--no-cache", "--stdin-filename", "train.py"], capsys,
                        cwd=tmp_path)
     assert code == 1 and out.startswith("train.py:4:25: TFS101") and "other.py" not in out
+
+
+def test_all_in_ignore_turns_every_rule_off(project, capsys):
+    """`ignore = ["ALL"]` and `--ignore ALL` had no effect: the default selection ("TFS") was
+    more specific than "ALL". As in ruff, the defaults are a base that a config changes."""
+    assert run(["check", "--no-cache", "--ignore", "ALL", str(project)], capsys)[0] == 0
+    (project / "pyproject.toml").write_text('[tool.syncadvisor]\nignore = ["ALL"]\n')
+    code, out, _ = run(["check", "--no-cache", str(project)], capsys, cwd=project)
+    assert code == 0 and "All checks passed." in out
+    (project / "pyproject.toml").write_text(
+        '[tool.syncadvisor]\nignore = ["ALL"]\nextend-select = ["TFS001"]\n')
+    _, out, _ = run(["check", "--no-cache", str(project)], capsys, cwd=project)
+    assert "TFS001" in out and "TFS101" not in out
+    (project / "pyproject.toml").write_text('[tool.syncadvisor]\nselect = ["ALL"]\n')
+    _, out, _ = run(["check", "--no-cache", str(project)], capsys, cwd=project)
+    assert "TFS001" in out and "TFS101" in out
