@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional, Sequence
 from .records import replace
 from . import __version__
 from .cache import FOLDER, Cache, default_directory
-from .config import ConfigError, Settings, load_settings, validate_codes
+from .config import ConfigError, Selection, Settings, load_settings, validate_codes
 from .engine import Run, RunResult
 from .files import MissingPath, UnreadableSource, discover, encode_source, tidy_path
 from .fixes import WriteError, unified_diff, write_fixed
@@ -173,12 +173,21 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 def _settings(args: argparse.Namespace) -> Settings:
     start = args.stdin_filename or next((p for p in args.paths if p != "-"), None)
     settings = load_settings(args.config, start)
-    changes: Dict[str, Any] = {}
-    for option in ("select", "ignore", "extend_select"):
+    selection = _selection(args)
+    return replace(settings, overrides=(selection,)) if selection else settings
+
+
+def _selection(args: argparse.Namespace) -> Optional[Selection]:
+    """--select, --extend-select and --ignore, as ruff applies them: after the config's
+    selection, so --select replaces the config's and the other two change it."""
+    codes: Dict[str, Any] = {}
+    for option in ("select", "extend_select", "ignore"):
         value = getattr(args, option)
         if value is not None:
-            changes[option] = tuple(validate_codes(value, f"--{option.replace('_', '-')}"))
-    return replace(settings, **changes)
+            codes[option] = tuple(validate_codes(value, f"--{option.replace('_', '-')}"))
+    if not codes:
+        return None
+    return codes.get("select"), codes.get("extend_select", ()), codes.get("ignore", ())
 
 
 # What a run holds (every file's model), kept here when the process ends with the run

@@ -40,6 +40,8 @@ class Settings:
     target_tensorflow: Tuple[int, int] = (2, 21)
     keras: str = "auto"
     assume_strategy: str = "unknown"
+    # Selections made after the config's (the command line's): (select, extend-select, ignore)
+    overrides: Tuple["Selection", ...] = ()
     root: str = field(default_factory=os.getcwd, compare=False)
     source: Optional[str] = field(default=None, compare=False)  # the pyproject.toml used
 
@@ -50,11 +52,13 @@ class Settings:
     def run_key(self) -> str:
         """What a run's findings depend on, besides the files."""
         return repr((self.select, self.ignore, self.extend_select, self.per_file_ignores,
-                     self.exclude, self.assume_strategy, os.path.abspath(self.root)))
+                     self.overrides, self.exclude, self.assume_strategy,
+                     os.path.abspath(self.root)))
 
     def enabled(self, code: str, path: Optional[str] = None) -> bool:
         return _selected(code, DEFAULT_SELECT, (
-            (self.select, self.extend_select, self.ignore + self._file_ignores(path)),))
+            (self.select, self.extend_select, self.ignore + self._file_ignores(path)),)
+            + self.overrides)
 
     def _file_ignores(self, path: Optional[str]) -> Tuple[str, ...]:
         if not path or not self.per_file_ignores:

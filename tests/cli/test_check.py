@@ -318,3 +318,24 @@ def test_all_in_ignore_turns_every_rule_off(project, capsys):
     (project / "pyproject.toml").write_text('[tool.syncadvisor]\nselect = ["ALL"]\n')
     _, out, _ = run(["check", "--no-cache", str(project)], capsys, cwd=project)
     assert "TFS001" in out and "TFS101" in out
+
+
+def test_command_line_selection_changes_the_configs_as_ruff_does(project, capsys):
+    """--ignore and --extend-select add to the config's selection (--ignore replaced the
+    config's `ignore`, and a code it ignored came back); --select replaces it, config
+    ignores included, as in ruff: it says what to run."""
+    def codes(*options):
+        _, out, _ = run(["check", "--no-cache", *options, str(project)], capsys, cwd=project)
+        return {word for word in out.split() if word.startswith("TFS")}
+
+    (project / "pyproject.toml").write_text('[tool.syncadvisor]\nignore = ["TFS001"]\n')
+    assert codes() == {"TFS101"}
+    assert codes("--ignore", "TFS1") == set()
+    assert codes("--ignore", "TFS2") == {"TFS101"}
+    assert codes("--extend-select", "TFS0") == {"TFS001", "TFS101"}
+    assert codes("--select", "TFS0") == {"TFS001"}
+    (project / "pyproject.toml").write_text('[tool.syncadvisor]\nselect = ["TFS0"]\n')
+    assert codes() == {"TFS001"}
+    assert codes("--extend-select", "TFS101") == {"TFS001", "TFS101"}
+    assert codes("--select", "TFS1") == {"TFS101"}
+    assert codes("--select", "TFS1", "--ignore", "TFS101") == set()
