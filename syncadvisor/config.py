@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .records import field, record, replace
 import fnmatch
+from functools import lru_cache
 import os
 import re
 import stat
@@ -56,9 +57,12 @@ class Settings:
                      os.path.abspath(self.root)))
 
     def enabled(self, code: str, path: Optional[str] = None) -> bool:
-        return _selected(code, DEFAULT_SELECT, (
-            (self.select, self.extend_select, self.ignore + self._file_ignores(path)),)
-            + self.overrides)
+        """Whether `code` runs (in the file `path`): selected, and not in a per-file ignore
+        of that file, which wins over any selection (as in ruff)."""
+        if not _selected(code, DEFAULT_SELECT,
+                         ((self.select, self.extend_select, self.ignore),) + self.overrides):
+            return False
+        return not self.per_file_ignores or _longest_match(code, self._file_ignores(path)) is None
 
     def _file_ignores(self, path: Optional[str]) -> Tuple[str, ...]:
         if not path or not self.per_file_ignores:
@@ -80,6 +84,7 @@ class Settings:
 Selection = Tuple[Optional[Tuple[str, ...]], Tuple[str, ...], Tuple[str, ...]]
 
 
+@lru_cache(maxsize=None)
 def _selected(code: str, base: Tuple[str, ...], selections: Sequence[Selection]) -> bool:
     """Whether `code` runs, as ruff decides it: `base` is on, then each selection (select,
     extend-select, ignore) in turn changes what it names. A selection's most specific

@@ -339,3 +339,16 @@ def test_command_line_selection_changes_the_configs_as_ruff_does(project, capsys
     assert codes("--extend-select", "TFS101") == {"TFS001", "TFS101"}
     assert codes("--select", "TFS1") == {"TFS101"}
     assert codes("--select", "TFS1", "--ignore", "TFS101") == set()
+
+
+def test_per_file_ignores_win_over_any_selection(project, capsys):
+    """A per-file ignore lost to a more specific `select`/`extend-select` (`TFS001` beat
+    `TFS0`); as in ruff, it always wins, over the command line's selection too."""
+    (project / "pyproject.toml").write_text(
+        '[tool.syncadvisor]\nextend-select = ["TFS001"]\n'
+        'per-file-ignores = {"bad.py" = ["TFS0", "TFS1"]}\n')
+    code, out, _ = run(["check", "--no-cache", str(project)], capsys, cwd=project)
+    assert code == 0, out
+    code, out, _ = run(["check", "--no-cache", "--select", "TFS001,TFS101", str(project)],
+                       capsys, cwd=project)
+    assert code == 0, out
