@@ -1,11 +1,11 @@
 """A content-addressed cache of per-file models, and of a run's findings.
 
 - `models/<digest>.pickle`: the `FileResult` of one file's bytes. The digest covers
-  the tool version, the settings that change models, and the bytes, so an entry
-  never goes stale and two runs writing the same entry write the same thing.
-- `runs/<key>.pickle`: for one project root and one set of settings, the digest of
-  every file and the findings they gave; when nothing changed, a run prints them
-  without parsing or linking anything.
+  the tool version, the settings that change the file's model, and the bytes, so an
+  entry never goes stale and two runs writing the same entry write the same thing.
+- `runs/<key>.pickle`: for one folder the command ran in, every file's digest and the
+  settings it was checked under, and the findings they gave; when nothing changed, a
+  run prints them without parsing or linking anything.
 
 Every write goes to a temporary file and is renamed into place, so runs can
 share the folder; anything unreadable is ignored and rebuilt.
@@ -28,6 +28,8 @@ from .collector import collector_paused
 FOLDER = ".syncadvisor_cache"
 _FORMAT = 4  # 4: models from Python's `ast` alone (no `exact` field)
 
+RunFile = Tuple[str, str, str]  # a file of a run: path, digest, its settings' run key
+
 
 def _tool_fingerprint() -> str:
     """The version, and the size and mtime of every module of the tool: an edited
@@ -49,16 +51,16 @@ def digest(data: bytes, salt: str) -> str:
 
 
 class Cache:
-    def __init__(self, directory: str, model_key: str, run_key: str):
+    def __init__(self, directory: str):
         self.directory = directory
-        self.salt = f"{_tool_fingerprint()}/{_FORMAT}/{model_key}"
-        self.run_key = blake2b(f"{self.salt}/{run_key}".encode(), digest_size=12).hexdigest()
+        self.salt = f"{_tool_fingerprint()}/{_FORMAT}"
 
     # --- per-file models ---------------------------------------------------------
 
-    def file_digest(self, data: bytes, path: str, module: str) -> str:
-        """A model depends on the bytes, and on the path and module name it was read as."""
-        return digest(data, f"{self.salt}/{path}/{module}")
+    def file_digest(self, data: bytes, path: str, module: str, model_key: str) -> str:
+        """A model depends on the bytes, on the path and module name it was read as, and
+        on the settings of that file that change models (`Settings.cache_key`)."""
+        return digest(data, f"{self.salt}/{model_key}/{path}/{module}")
 
     def _model_path(self, key: str) -> str:
         return os.path.join(self.directory, "models", key[:2], key + ".pickle")
@@ -73,20 +75,22 @@ class Cache:
 
     # --- whole runs --------------------------------------------------------------------
 
-    def _run_path(self, root: str) -> str:
-        name = blake2b(f"{os.path.abspath(root)}/{self.run_key}".encode(),
-                               digest_size=12).hexdigest()
+    def _run_path(self, folder: str) -> str:
+        name = blake2b(f"{self.salt}/{os.path.abspath(folder)}".encode(),
+                       digest_size=12).hexdigest()
         return os.path.join(self.directory, "runs", name + ".pickle")
 
-    def load_run(self, root: str, files: Sequence[Tuple[str, str]]):
-        """The findings of the last run over exactly these (path, digest) pairs."""
-        stored = _read(self._run_path(root))
+    def load_run(self, folder: str, files: Sequence[RunFile]):
+        """The findings of the last run from `folder` over exactly these files: (path,
+        digest, `Settings.run_key` of the file's settings) each."""
+        stored = _read(self._run_path(folder))
         if not isinstance(stored, dict) or stored.get("files") != list(files):
             return None
         return stored.get("findings")
 
-    def store_run(self, root: str, files: Sequence[Tuple[str, str]], findings: List) -> None:
-        _write(self._run_path(root), {"files": list(files), "findings": findings}, self.directory)
+    def store_run(self, folder: str, files: Sequence[RunFile], findings: List) -> None:
+        _write(self._run_path(folder), {"files": list(files), "findings": findings},
+               self.directory)
 
 
 def _read(path: str):

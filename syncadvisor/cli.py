@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional, Sequence
 from .records import replace
 from . import __version__
 from .cache import FOLDER, Cache, default_directory
-from .config import ConfigError, Selection, Settings, load_settings, validate_codes
+from .config import Configuration, ConfigError, Selection, validate_codes
 from .engine import Run, RunResult
 from .files import MissingPath, UnreadableSource, discover, encode_source, tidy_path
 from .fixes import WriteError, unified_diff, write_fixed
@@ -170,11 +170,13 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return EXIT_ERROR
 
 
-def _settings(args: argparse.Namespace) -> Settings:
-    start = args.stdin_filename or next((p for p in args.paths if p != "-"), None)
-    settings = load_settings(args.config, start)
+def _configuration(args: argparse.Namespace) -> Configuration:
+    """Each file's settings: its own config file's (or --config's), changed by the
+    command line's options."""
     selection = _selection(args)
-    return replace(settings, overrides=(selection,)) if selection else settings
+    if selection is None:
+        return Configuration(args.config)
+    return Configuration(args.config, lambda settings: replace(settings, overrides=(selection,)))
 
 
 def _selection(args: argparse.Namespace) -> Optional[Selection]:
@@ -209,19 +211,17 @@ def _paths(args: argparse.Namespace) -> List[str]:
 
 
 def _check(args: argparse.Namespace) -> int:
-    settings = _settings(args)
+    configuration = _configuration(args)
     paths = _paths(args)
     fixing = args.fix or args.diff
     stdin = "-" in paths
-    cache = None
-    if not args.no_cache and not stdin:
-        cache = Cache(default_directory(settings.root), settings.cache_key(), settings.run_key())
-    run = Run(settings, jobs=args.jobs, cache=cache, cache_runs=not fixing)
-    _hold(args, run)
     if stdin:
         if len(paths) > 1:
             raise UsageError("`-` (standard input) cannot be combined with other paths")
         name = tidy_path(args.stdin_filename) if args.stdin_filename else "-"
+        settings = configuration.for_path(name)
+        run = Run(settings, jobs=args.jobs)
+        _hold(args, run)
         data = sys.stdin.buffer.read()
         if args.stdin_filename and settings.is_excluded(name):
             if args.fix:
@@ -234,12 +234,20 @@ def _check(args: argparse.Namespace) -> int:
         run.add_file(name, data)
     else:
         try:
-            files = list(discover(paths, settings))
+            files = list(discover(paths, configuration))
         except MissingPath as exc:
             raise UsageError(f"{exc}: no such file or directory") from None
         if not files and not args.quiet:
             print("syncadvisor: warning: no Python files found under the given paths",
                   file=sys.stderr)
+        cache = None
+        if not args.no_cache:  # in the project of the first path
+            first = paths[0]
+            settings = configuration.for_folder(first) if os.path.isdir(first) \
+                else configuration.for_path(first)
+            cache = Cache(default_directory(settings.root))
+        run = Run(configuration, jobs=args.jobs, cache=cache, cache_runs=not fixing)
+        _hold(args, run)
         for path in files:
             run.add_file(path)
     if fixing:

@@ -1,6 +1,11 @@
-"""`[tool.syncadvisor]` in pyproject.toml -> `Settings`; code selection.
+"""Config files -> `Settings` for each file; code selection.
 
-Unknown keys and bad values raise `ConfigError` naming the key (exit 2).
+A file's settings come from the nearest config file above it, as ruff resolves them: a
+`syncadvisor.toml` (its top-level keys are the table) or a `pyproject.toml` with a
+`[tool.syncadvisor]` table; defaults where there is none. `Configuration` resolves them
+for a run; a single `Settings` also answers `for_path`, for a run that uses one for
+every file. Unknown keys and bad values raise `ConfigError` naming the key and the file
+(exit 2).
 """
 from __future__ import annotations
 
@@ -12,10 +17,11 @@ import re
 import stat
 import sys
 from pathlib import Path
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 
 TABLE = "syncadvisor"
+CONFIG_FILE = "syncadvisor.toml"
 KERAS_CHOICES = ("auto", "2", "3")
 ASSUME_CHOICES = ("unknown", "mirrored", "none")
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)?$")
@@ -45,6 +51,13 @@ class Settings:
     overrides: Tuple["Selection", ...] = ()
     root: str = field(default_factory=os.getcwd, compare=False)
     source: Optional[str] = field(default=None, compare=False)  # the pyproject.toml used
+
+    def for_path(self, path: str) -> "Settings":
+        """The settings of `path`: these, for every path (see `Configuration`)."""
+        return self
+
+    def for_folder(self, folder: str) -> "Settings":
+        return self
 
     def cache_key(self) -> str:
         """What the per-file model depends on (selection does not change models)."""
@@ -133,24 +146,41 @@ def path_matches(rel: str, pattern: str) -> bool:
 
 # --- loading -----------------------------------------------------------------
 
-def find_pyproject(start: Path) -> Optional[Path]:
-    """The nearest pyproject.toml with a [tool.syncadvisor] table, from `start` up."""
+def find_config(start: Path) -> Optional[Path]:
+    """The nearest config file from `start` up: a `syncadvisor.toml`, or a pyproject.toml
+    with a [tool.syncadvisor] table (syncadvisor.toml first, as ruff reads ruff.toml
+    before pyproject.toml)."""
     directory = os.path.realpath(start)
     if not os.path.isdir(directory):
         directory = os.path.dirname(directory)
     while True:
-        path = os.path.join(directory, "pyproject.toml")
-        try:
-            status = os.stat(path)
-        except OSError:
-            status = None
-        if status is not None and stat.S_ISREG(status.st_mode) \
-                and TABLE in _read_toml(Path(path), status).get("tool", {}):
-            return Path(path)
+        found = _config_in(directory)
+        if found is not None:
+            return Path(found)
         parent = os.path.dirname(directory)
         if parent == directory:
             return None
         directory = parent
+
+
+def _config_in(directory: str) -> Optional[str]:
+    """The config file of `directory` itself, if it has one."""
+    path = os.path.join(directory, CONFIG_FILE)
+    if _is_file(path) is not None:
+        return path
+    path = os.path.join(directory, "pyproject.toml")
+    status = _is_file(path)
+    if status is not None and TABLE in _read_toml(Path(path), status).get("tool", {}):
+        return path
+    return None
+
+
+def _is_file(path: str) -> Optional[os.stat_result]:
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return status if stat.S_ISREG(status.st_mode) else None
 
 
 # path -> (mtime, size, table): the flake8 plugin looks for settings once per folder, and
@@ -194,20 +224,80 @@ def _parse_toml(path: Path) -> dict:
 
 
 def load_settings(config_file: Optional[str] = None, start: Optional[str] = None) -> Settings:
-    """Settings from `config_file`, or the nearest pyproject.toml above `start` (or cwd)."""
+    """Settings from `config_file`, or the nearest config file above `start` (or cwd)."""
     if config_file is not None:
-        path = Path(config_file)
-        if not path.is_file():
+        if not os.path.isfile(config_file):
             raise ConfigError(f"--config: {config_file}: no such file")
-        data = _read_toml(path)
-        table = data.get("tool", {}).get(TABLE, data if path.name != "pyproject.toml" else {})
-    else:
-        found = find_pyproject(Path(start) if start else Path.cwd())
-        if found is None:
-            return Settings()
-        path = found
-        table = _read_toml(path)["tool"][TABLE]
+        return settings_from_file(config_file)
+    found = find_config(Path(start) if start else Path.cwd())
+    return Settings() if found is None else settings_from_file(str(found))
+
+
+def settings_from_file(config_file: str) -> Settings:
+    """The settings a config file holds: a pyproject.toml's [tool.syncadvisor] table (none:
+    the defaults), or a syncadvisor.toml's top-level keys (or its [tool.syncadvisor])."""
+    path = Path(config_file)
+    data = _read_toml(path)
+    table = data.get("tool", {}).get(TABLE, data if path.name != "pyproject.toml" else {})
     return settings_from_table(table, str(path.parent.resolve()), str(path))
+
+
+class Configuration:
+    """Each file's `Settings`, as ruff resolves them: those of the nearest config file
+    above the file (`find_config`), or the defaults where there is none; or those of
+    `config_file` for every file (--config FILE). `adjust` (the command line's changes)
+    applies to each. Looked up once per folder, and each config file read once, so the
+    files of one config share one `Settings` object."""
+
+    def __init__(self, config_file: Optional[str] = None,
+                 adjust: Optional[Callable[[Settings], Settings]] = None):
+        self.adjust = adjust or (lambda settings: settings)
+        self._fixed = None if config_file is None else self.adjust(load_settings(config_file))
+        self._folders: Dict[str, Settings] = {}  # a folder as named -> its settings
+        self._real: Dict[str, Settings] = {}  # a real folder -> its settings
+        self._files: Dict[Optional[str], Settings] = {}  # a config file (None: none) -> ...
+
+    def for_path(self, path: str) -> Settings:
+        """The settings of the file (or standard input's name) `path`."""
+        return self.for_folder(os.path.dirname(path) or os.curdir)
+
+    def for_folder(self, folder: str) -> Settings:
+        """The settings of the files directly in `folder`."""
+        if self._fixed is not None:
+            return self._fixed
+        settings = self._folders.get(folder)
+        if settings is None:
+            settings = self._folders[folder] = self._resolve(os.path.realpath(folder))
+        return settings
+
+    def _resolve(self, real: str) -> Settings:
+        passed: List[str] = []
+        directory = real
+        while True:
+            settings = self._real.get(directory)
+            if settings is not None:
+                break
+            passed.append(directory)
+            found = _config_in(directory)
+            parent = os.path.dirname(directory)
+            if found is not None or parent == directory:
+                settings = self._load(found)
+                break
+            directory = parent
+        for directory in passed:
+            self._real[directory] = settings
+        return settings
+
+    def _load(self, config_file: Optional[str]) -> Settings:
+        settings = self._files.get(config_file)
+        if settings is None:
+            loaded = Settings() if config_file is None else settings_from_file(config_file)
+            settings = self._files[config_file] = self.adjust(loaded)
+        return settings
+
+
+# What answers `for_path`: one `Settings` for every file, or a `Configuration`.
+Resolver = Union[Settings, Configuration]
 
 
 def settings_from_table(table: Mapping, root: str, source: str = "pyproject.toml") -> Settings:

@@ -1,8 +1,8 @@
 """Finding the files to check, and reading them without losing a byte.
 
-Folders are walked recursively (symlink loops are cut), honouring the config's
-`exclude` and `.gitignore` files; files named explicitly are checked even when
-they do not end in `.py`, but config excludes still apply (what pre-commit needs).
+Folders are walked recursively (symlink loops are cut), honouring `.gitignore` files
+and the `exclude` of each file's own settings; files named explicitly are checked even
+when they do not end in `.py`, but config excludes still apply (what pre-commit needs).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from .records import record
-from .config import Settings
+from .config import Resolver
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 ALWAYS_SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".tox", ".nox",
@@ -153,7 +153,7 @@ def tidy_path(path: str) -> str:
     return drive + root + os.sep.join(parts) if parts or root or drive else os.curdir
 
 
-def discover(paths: Sequence[str], settings: Settings) -> Iterator[str]:
+def discover(paths: Sequence[str], settings: Resolver) -> Iterator[str]:
     """Files to check, in a stable order, named as `tidy_path` names them; raises
     MissingPath for a path that is not there."""
     for raw in paths:
@@ -164,7 +164,7 @@ def discover(paths: Sequence[str], settings: Settings) -> Iterator[str]:
     for raw in map(tidy_path, paths):
         if os.path.isdir(raw):
             yield from _walk(raw, settings, seen)
-        elif not settings.is_excluded(raw):
+        elif not settings.for_path(raw).is_excluded(raw):
             key = _real_file(raw, real_folders)
             if key not in seen:
                 seen.add(key)
@@ -185,7 +185,7 @@ def _real_file(path: str, real_folders: Dict[str, str]) -> str:
     return os.path.join(real, name)
 
 
-def _walk(top: str, settings: Settings, seen: set) -> Iterator[str]:
+def _walk(top: str, resolver: Resolver, seen: set) -> Iterator[str]:
     top_real = os.path.realpath(top)
     ignores: List[_GitIgnore] = []
     folder, chain = top_real, []
@@ -221,6 +221,7 @@ def _walk(top: str, settings: Settings, seen: set) -> Iterator[str]:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError:
             return
+        settings = resolver.for_folder(directory)
         for entry in entries:
             name = entry.name
             path = name if directory == os.curdir else entry.path  # not `./name`

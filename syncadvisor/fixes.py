@@ -16,7 +16,7 @@ import uuid
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from .records import field, record
-from .config import Settings
+from .config import Resolver
 from .engine.analyze import FileResult, analyze_text
 from .engine.check import RunResult, check
 from .files import SourceText, encode_source
@@ -82,9 +82,10 @@ class FixRun:
     rejected: Dict[str, str] = field(default_factory=dict)
 
 
-def fix_results(results: List[FileResult], texts: Dict[str, str], settings: Settings,
+def fix_results(results: List[FileResult], texts: Dict[str, str], settings: Resolver,
                 unsafe: bool) -> FixRun:
-    """Fix every file of a run until stable. `texts` holds each path's current source."""
+    """Fix every file of a run until stable. `texts` holds each path's current source;
+    `settings.for_path(path)` is a file's settings."""
     results = list(results)
     position = {r.path: i for i, r in enumerate(results)}
     originals = dict(texts)
@@ -117,7 +118,7 @@ def fix_results(results: List[FileResult], texts: Dict[str, str], settings: Sett
                 current.pop(path)
                 continue
             current[path] = new_text
-            results[position[path]] = analyze_text(new_text, path, settings)
+            results[position[path]] = analyze_text(new_text, path, settings.for_path(path))
             applied += count
             changed = True
         if not changed:

@@ -6,8 +6,9 @@ out as the CLI reports them for that file alone (same codes, same positions).
 
 It works from the `lines` flake8 hands over (editors send the unsaved buffer on
 stdin, so the file on disk may be stale), reports 0-based columns as the plugin
-API wants (flake8 adds 1 when printing), and reads `[tool.syncadvisor]` from the
-nearest pyproject.toml, which flake8 itself never does. File models are built
+API wants (flake8 adds 1 when printing), and reads the settings of the nearest
+config file (a syncadvisor.toml, or a pyproject.toml's `[tool.syncadvisor]`), which
+flake8 itself never does. File models are built
 from flake8's own tree, and come from the same cache as the command's, keyed by
 the buffer's content, so an unchanged file is not modelled again
 (`SYNCADVISOR_NO_CACHE=1` turns that off).
@@ -39,7 +40,7 @@ def _cache_for(settings: Settings):
         return None
     from .cache import Cache, default_directory
 
-    return Cache(default_directory(settings.root), settings.cache_key(), settings.run_key())
+    return Cache(default_directory(settings.root))
 
 
 class SyncAdvisorChecker:

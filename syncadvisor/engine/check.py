@@ -1,5 +1,6 @@
 """Stage 2, the whole run at once: link the models, run the enabled rules over each
-linked file, drop what `# noqa` suppresses or the settings deselect, sort.
+linked file, drop what `# noqa` suppresses or the settings deselect, sort. Every file
+is checked under its own settings, linked with all the others whatever theirs are.
 
 A file's `# noqa` comments are read here, from its text, and only where the rules
 found something: reading them takes Python's tokenizer over the whole file, which
@@ -11,12 +12,12 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence
 
 from ..records import record
 from ..collector import collector_paused
-from ..config import Settings
+from ..config import Resolver
 from ..findings import Finding
 from ..model.facts import FileModel
 from ..model.project import LinkedFile, projects
 from ..rules import enabled_rules
-from ..rules.base import RuleContext
+from ..rules.base import Rule, RuleContext
 from ..suppress import parse_suppressions
 from .analyze import FileResult, internal_error
 
@@ -37,20 +38,25 @@ def link(models: Iterable[FileModel]) -> Dict[str, LinkedFile]:
     return linked
 
 
-def check(results: Sequence[FileResult], settings: Settings,
+def check(results: Sequence[FileResult], resolver: Resolver,
           text_of: Callable[[str], Optional[str]]) -> RunResult:
     """Every file's TFS900 findings and the enabled rules' findings, unsuppressed, sorted.
-    `text_of(path)` is the text a file was modelled from (None: gone), for its `# noqa`
-    comments. A rule that raises costs its file a TFS900 (internal error), not the run."""
+    `resolver.for_path(path)` is a file's settings; `text_of(path)` is the text it was
+    modelled from (None: gone), for its `# noqa` comments. A rule that raises costs its
+    file a TFS900 (internal error), not the run."""
     with collector_paused():
         linked = link(r.model for r in results if r.model is not None)
-        rules = enabled_rules(settings)
+        rules_of: Dict[int, List[Rule]] = {}  # id of a Settings -> the rules it selects
         findings: List[Finding] = []
         internal = any(r.internal_error for r in results)
         for result in results:
+            settings = resolver.for_path(result.path)
             findings.extend(f for f in result.errors if settings.enabled(f.code, result.path))
             if result.model is None:
                 continue
+            rules = rules_of.get(id(settings))
+            if rules is None:
+                rules = rules_of[id(settings)] = enabled_rules(settings)
             file_findings: List[Finding] = []
             try:
                 ctx = RuleContext(linked[result.path], settings)

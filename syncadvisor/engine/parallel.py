@@ -22,7 +22,7 @@ from .prefilter import may_hold_a_finding
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-Item = Tuple[str, bytes]  # a file's path, and its bytes (a notebook's JSON)
+Item = Tuple[str, bytes, Settings]  # a file's path, its bytes (a notebook's JSON), its settings
 
 # Below this much source that may hold a finding, starting worker processes costs more
 # than it saves.
@@ -33,32 +33,30 @@ POOL_THRESHOLD = 1_000_000  # bytes
 CHUNK_BYTES = 32_000
 
 
-def analyze_files(items: Sequence[Item], settings: Settings, workers: int = 1
-                  ) -> List[FileResult]:
+def analyze_files(items: Sequence[Item], workers: int = 1) -> List[FileResult]:
     """Stage 1 for every item, in order: in `workers` processes when there is enough to
     model; the files the prefilter drops are done here, in no time."""
     with collector_paused():  # the workers inherit it; here it spares the unpickling
         results: List[Optional[FileResult]] = [None] * len(items)
         heavy: List[int] = []
         light: List[int] = []
-        for i, (_, data) in enumerate(items):
+        for i, (_, data, _) in enumerate(items):
             (heavy if may_hold_a_finding(data) else light).append(i)
 
         def analyze_light() -> None:
             for i in light:
-                results[i] = analyze_unmodelled(*items[i], settings)
+                results[i] = analyze_unmodelled(*items[i])
 
         size = sum(len(items[i][1]) for i in heavy)
         if workers > 1 and len(heavy) > 1 and size > POOL_THRESHOLD:
             heavy.sort(key=lambda i: -len(items[i][1]))  # largest first: no straggler at the end
-            pooled = _analyze_in_pool([items[i] for i in heavy], settings, workers,
-                                      meanwhile=analyze_light)
+            pooled = _analyze_in_pool([items[i] for i in heavy], workers, meanwhile=analyze_light)
             for i, result in zip(heavy, pooled):
                 results[i] = result
         else:
             analyze_light()
             for i in heavy:
-                results[i] = analyze_bytes(*items[i], settings)
+                results[i] = analyze_bytes(*items[i])
         return results  # type: ignore[return-value]
 
 
@@ -83,23 +81,21 @@ def _pool_context():
     return multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
 
 
-# A worker's share of the run: the settings, the files (inherited when forked, so never
-# sent through a pipe), and the folder its results go to. `analyze_job` (what a worker runs
-# for a file) and `unspool` (reading a chunk's results back) are module-level names: the
-# tests make a worker die, or a chunk get lost, there.
-_WORKER_SETTINGS: Optional[Settings] = None
+# A worker's share of the run: the files with their settings (inherited when forked, so
+# never sent through a pipe), and the folder its results go to. `analyze_job` (what a
+# worker runs for a file) and `unspool` (reading a chunk's results back) are module-level
+# names: the tests make a worker die, or a chunk get lost, there.
 _WORKER_ITEMS: Sequence[Item] = ()
 _WORKER_SPOOL = ""
 
 
-def _init_worker(settings: Settings, items: Sequence[Item] = (), spool: str = "") -> None:
-    global _WORKER_SETTINGS, _WORKER_ITEMS, _WORKER_SPOOL
-    _WORKER_SETTINGS, _WORKER_ITEMS, _WORKER_SPOOL = settings, items, spool
+def _init_worker(items: Sequence[Item] = (), spool: str = "") -> None:
+    global _WORKER_ITEMS, _WORKER_SPOOL
+    _WORKER_ITEMS, _WORKER_SPOOL = items, spool
 
 
 def analyze_job(item: Item) -> FileResult:
-    assert _WORKER_SETTINGS is not None
-    return analyze_bytes(item[0], item[1], _WORKER_SETTINGS)
+    return analyze_bytes(*item)
 
 
 def _analyze_chunk(indices: Sequence[int]) -> str:
@@ -126,7 +122,7 @@ def unspool(name: str) -> List[FileResult]:
     return pickle.loads(data)
 
 
-def _analyze_in_pool(items: Sequence[Item], settings: Settings, workers: int,
+def _analyze_in_pool(items: Sequence[Item], workers: int,
                      meanwhile: Callable[[], None] = _nothing) -> List[FileResult]:
     """`workers` processes in all: this one, and `workers - 1` forked ones; this one
     calls `meanwhile` as soon as the workers have their first chunks.
@@ -139,7 +135,7 @@ def _analyze_in_pool(items: Sequence[Item], settings: Settings, workers: int,
     from concurrent.futures.process import BrokenProcessPool
 
     context = _pool_context()
-    pieces = chunks([len(data) for _, data in items])
+    pieces = chunks([len(data) for _, data, _ in items])
     results: List[Optional[FileResult]] = [None] * len(items)
     sent: List[Tuple[range, "Future"]] = []
     unread = 0  # sent[unread:] are not read back yet
@@ -160,7 +156,7 @@ def _analyze_in_pool(items: Sequence[Item], settings: Settings, workers: int,
     spool = tempfile.mkdtemp(prefix="syncadvisor-")
     try:
         with ProcessPoolExecutor(workers - 1, mp_context=context, initializer=_init_worker,
-                                 initargs=(settings, items, spool)) as pool:
+                                 initargs=(items, spool)) as pool:
             while head < tail:
                 waiting = sum(1 for _, future in sent[-in_flight:] if not future.done()) \
                     if in_flight else 0
@@ -175,7 +171,7 @@ def _analyze_in_pool(items: Sequence[Item], settings: Settings, workers: int,
                 if head < tail:
                     tail -= 1
                     for i in pieces[tail]:
-                        results[i] = analyze_bytes(*items[i], settings)
+                        results[i] = analyze_bytes(*items[i])
                 read_back(block=False)
             read_back(block=True)
     except BrokenProcessPool:
@@ -187,18 +183,17 @@ def _analyze_in_pool(items: Sequence[Item], settings: Settings, workers: int,
     # file that kills its process is reported, and every other file is still checked.
     for i, result in enumerate(results):
         if result is None:
-            results[i] = _analyze_isolated(items[i], settings, context)
+            results[i] = _analyze_isolated(items[i], context)
     return results  # type: ignore[return-value]
 
 
-def _analyze_isolated(item: Item, settings: Settings, context) -> FileResult:
+def _analyze_isolated(item: Item, context) -> FileResult:
     """`item` alone in a new worker process; an internal error if that dies too."""
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
     try:
-        with ProcessPoolExecutor(1, mp_context=context, initializer=_init_worker,
-                                 initargs=(settings,)) as pool:
+        with ProcessPoolExecutor(1, mp_context=context) as pool:
             return pool.submit(analyze_job, item).result()
     except BrokenProcessPool:
         return died(item[0], "the process checking it")

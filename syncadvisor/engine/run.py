@@ -1,23 +1,26 @@
-"""One `Run`: the files (or in-memory texts) of one check under one `Settings` ->
-findings, and on request fixes. The command, the flake8 plugin, `api` and the fixer
-all go through it.
+"""One `Run`: the files (or in-memory texts) of one check -> findings, and on request
+fixes. The command, the flake8 plugin, `api` and the fixer all go through it.
 
-    run = Run(settings, jobs=4, cache=cache)
+    run = Run(settings, jobs=4, cache=cache)  # or Run(Configuration(), ...)
     run.add_file("train.py")                 # or add_text(path, buffer)
     result = run.check()                     # RunResult: findings as users see them
 
-Files are read when added; models come from the cache or from stage 1 (in `jobs`
-processes), then stage 2 checks the whole run. Findings are presented as the user
-sees the file (a notebook's by cell). With `cache_runs`, a run over files that are
-all unchanged since the last one gives that run's findings without modelling.
+Each file is checked under its own settings (`settings.for_path`): one `Settings` for
+every file, or a `Configuration` that finds each file's; files with different settings
+are still one project, linked together. Files are read when added; models come from
+the cache or from stage 1 (in `jobs` processes), then stage 2 checks the whole run.
+Findings are presented as the user sees the file (a notebook's by cell). With
+`cache_runs`, a run over files that are all unchanged since the last one, under the
+same settings, gives that run's findings without modelling.
 """
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, List, Optional
+import os
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from ..records import field, record, replace
-from ..config import Settings
+from ..config import Resolver
 from ..files import UnreadableSource, module_name
 from ..findings import Finding
 from ..inputs import Input, load_input, text_input
@@ -42,7 +45,7 @@ class FixOutcome:
 
 
 class Run:
-    def __init__(self, settings: Settings, jobs: int = 1, cache: Optional["Cache"] = None,
+    def __init__(self, settings: Resolver, jobs: int = 1, cache: Optional["Cache"] = None,
                  cache_runs: bool = False):
         self.settings = settings
         self.jobs = jobs
@@ -88,7 +91,8 @@ class Run:
     def _digest(self, item: Input) -> str:
         if self.cache is None:
             return ""
-        return self.cache.file_digest(item.data, item.path, module_name(item.path))
+        return self.cache.file_digest(item.data, item.path, module_name(item.path),
+                                      self.settings.for_path(item.path).cache_key())
 
     # --- stage 1 ----------------------------------------------------------------------
 
@@ -104,13 +108,13 @@ class Run:
                 results[path] = cached
             elif self.inputs[path].is_text:
                 item = self.inputs[path]
-                results[path] = analyze_text(item.text, path, self.settings,
+                results[path] = analyze_text(item.text, path, self.settings.for_path(path),
                                              tree=self._trees.pop(path, None))
                 self._store(path, results[path])
             else:
                 todo.append(path)
-        items = [(path, self.inputs[path].data) for path in todo]
-        for path, result in zip(todo, analyze_files(items, self.settings, self.jobs)):
+        items = [(path, self.inputs[path].data, self.settings.for_path(path)) for path in todo]
+        for path, result in zip(todo, analyze_files(items, self.jobs)):
             results[path] = result
             self._store(path, result)
         self._results = [results[path] for path in self._order]
@@ -129,17 +133,29 @@ class Run:
 
     def check(self) -> RunResult:
         """The run's findings, as the user sees each file."""
-        root, files = self.settings.root, list(self._digests.items())
         if self.cache_runs:
             assert self.cache is not None
-            findings = self.cache.load_run(root, files)
+            folder, files = os.getcwd(), self._run_files()
+            findings = self.cache.load_run(folder, files)
             if findings is not None:
                 return RunResult(self.present(findings), len(files))
         run = check(self.analyze(), self.settings, self._text_of)
         if self.cache_runs and not run.internal_error:
             assert self.cache is not None
-            self.cache.store_run(root, files, run.findings)
+            self.cache.store_run(folder, files, run.findings)
         return RunResult(self.present(run.findings), run.files, run.internal_error)
+
+    def _run_files(self) -> List[Tuple[str, str, str]]:
+        """What a run's findings depend on: each file's path, digest and settings."""
+        keys: Dict[int, str] = {}  # id of a Settings -> its run key, made once
+        files = []
+        for path, digest in self._digests.items():
+            settings = self.settings.for_path(path)
+            key = keys.get(id(settings))
+            if key is None:
+                key = keys[id(settings)] = settings.run_key()
+            files.append((path, digest, key))
+        return files
 
     def _text_of(self, path: str) -> Optional[str]:
         try:

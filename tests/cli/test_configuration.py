@@ -1,0 +1,158 @@
+"""Each file is checked under the settings of its own config file, as ruff resolves them:
+the nearest syncadvisor.toml or pyproject.toml with [tool.syncadvisor] above it."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from syncadvisor.cli import main
+from syncadvisor.config import Configuration, Settings
+
+# One TFS001 (a member that does not exist), nothing else.
+UNKNOWN_MEMBER = ("import tensorflow as tf\n"
+                  "v = tf.Variable(1., synchronization=tf.VariableSynchronization.DEFAULT)\n")
+KERAS_LAYER = (  # TFS004 where tf.keras is Keras 3 (TF 2.16 on), nothing under 2.15
+    "import tensorflow as tf\nclass L(tf.keras.layers.Layer):\n    def build(self, s):\n"
+    "        self.w = self.add_weight('w', (), "
+    "synchronization=tf.VariableSynchronization.AUTO)\n")
+
+
+def write(root, files):
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def findings(capsys, *args, cwd):
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        code = main(["check", "--format", "json", "--exit-zero", *args])
+    finally:
+        os.chdir(old)
+    out = capsys.readouterr().out
+    assert code == 0, out
+    return sorted((f["path"].replace(os.sep, "/"), f["code"]) for f in json.loads(out))
+
+
+def test_each_file_is_checked_under_its_own_config_whatever_the_order(tmp_path, capsys):
+    """The first path's pyproject.toml was used for every file: `check a b` reported
+    nothing, `check b a` two findings; through pre-commit, an error in b/ passed when a
+    file of a/ was staged with it."""
+    write(tmp_path, {"a/pyproject.toml": '[tool.syncadvisor]\nignore = ["TFS001"]\n',
+                     "a/x.py": UNKNOWN_MEMBER,
+                     "b/pyproject.toml": '[tool.syncadvisor]\nignore = ["TFS3"]\n',
+                     "b/y.py": UNKNOWN_MEMBER, "b/z.py": UNKNOWN_MEMBER})
+    expected = [("b/y.py", "TFS001"), ("b/z.py", "TFS001")]
+    for args in (["a", "b"], ["b", "a"], ["a/x.py", "b/y.py", "b/z.py"],
+                 ["b/z.py", "a/x.py", "b/y.py"]):
+        assert findings(capsys, "--no-cache", *args, cwd=tmp_path) == expected, args
+
+
+def test_the_nearest_config_file_wins_and_syncadvisor_toml_first(tmp_path, capsys):
+    write(tmp_path, {
+        "pyproject.toml": '[tool.syncadvisor]\nignore = ["TFS001"]\n',
+        "top.py": UNKNOWN_MEMBER,
+        # a pyproject.toml without the table is passed over
+        "plain/pyproject.toml": '[project]\nname = "x"\n', "plain/p.py": UNKNOWN_MEMBER,
+        # syncadvisor.toml: the table's keys at the top level
+        "own/syncadvisor.toml": 'select = ["TFS0"]\n', "own/o.py": UNKNOWN_MEMBER,
+        "own/deep/d.py": UNKNOWN_MEMBER,
+        # in one folder, syncadvisor.toml before pyproject.toml (ruff.toml's place)
+        "both/syncadvisor.toml": "", "both/pyproject.toml":
+            '[tool.syncadvisor]\nignore = ["TFS001"]\n', "both/b.py": UNKNOWN_MEMBER,
+    })
+    assert findings(capsys, "--no-cache", ".", cwd=tmp_path) == [
+        ("both/b.py", "TFS001"), ("own/deep/d.py", "TFS001"), ("own/o.py", "TFS001")]
+    configuration = Configuration()
+    assert configuration.for_path(str(tmp_path / "own" / "deep" / "d.py")).source == str(
+        tmp_path / "own" / "syncadvisor.toml")
+    assert configuration.for_path(str(tmp_path / "plain" / "p.py")) is \
+        configuration.for_path(str(tmp_path / "top.py"))  # one config, one Settings
+
+
+def test_no_config_file_means_the_defaults(tmp_path):
+    settings = Configuration().for_folder(str(tmp_path))
+    assert settings == Settings() and settings.source is None
+
+
+def test_the_model_follows_each_files_target(tmp_path, capsys):
+    """target-tensorflow decides what tf.keras means, per file: the model cache is keyed
+    on each file's settings."""
+    write(tmp_path, {"old/pyproject.toml": '[tool.syncadvisor]\ntarget-tensorflow = "2.15"\n',
+                     "old/layer.py": KERAS_LAYER, "new/layer.py": KERAS_LAYER})
+    expected = [("new/layer.py", "TFS004")]
+    assert findings(capsys, "--no-cache", "old", "new", cwd=tmp_path) == expected
+    assert findings(capsys, "new", "old", cwd=tmp_path) == expected  # cold cache
+    assert findings(capsys, "old", "new", cwd=tmp_path) == expected  # from the cache
+    (tmp_path / "new" / "pyproject.toml").write_text(
+        '[tool.syncadvisor]\ntarget-tensorflow = "2.15"\n')
+    assert findings(capsys, "old", "new", cwd=tmp_path) == []
+
+
+def test_a_run_is_one_project_whatever_each_files_settings(tmp_path, capsys):
+    """A strategy created in one file still reaches a variable made in another that has
+    other settings, and each file is judged under its own: model.py's `assume-strategy`
+    does not matter where the strategy is visible, its `ignore` does."""
+    model = ("import tensorflow as tf\n\ndef build():\n"
+             "    return tf.Variable(1., synchronization=tf.VariableSynchronization.NONE)\n")
+    train = ("import tensorflow as tf\nfrom lib.model import build\n"
+             "strategy = tf.distribute.MirroredStrategy()\n"
+             "with strategy.scope():\n    v = build()\n")
+    write(tmp_path, {"lib/__init__.py": "", "lib/model.py": model,
+                     "lib/pyproject.toml": '[tool.syncadvisor]\nassume-strategy = "none"\n',
+                     "app/train.py": train})
+    out = findings(capsys, "--no-cache", "lib", "app", cwd=tmp_path)
+    assert out == [("lib/model.py", "TFS101")]
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        main(["check", "--no-cache", "--format", "json", "lib", "app"])
+    finally:
+        os.chdir(old)
+    assert json.loads(capsys.readouterr().out)[0]["severity"] == "error"  # not a guess
+    (tmp_path / "lib" / "pyproject.toml").write_text('[tool.syncadvisor]\nignore = ["TFS1"]\n')
+    assert findings(capsys, "--no-cache", "app", "lib", cwd=tmp_path) == []
+
+
+def test_the_run_cache_keys_on_every_files_settings(tmp_path, capsys):
+    """The findings of an unchanged run are reused only if no file's settings changed,
+    not only the first path's."""
+    write(tmp_path, {"a/pyproject.toml": '[tool.syncadvisor]\nignore = ["TFS001"]\n',
+                     "a/x.py": UNKNOWN_MEMBER, "b/y.py": UNKNOWN_MEMBER})
+    assert findings(capsys, "a", "b", cwd=tmp_path) == [("b/y.py", "TFS001")]
+    assert findings(capsys, "a", "b", cwd=tmp_path) == [("b/y.py", "TFS001")]
+    (tmp_path / "b" / "syncadvisor.toml").write_text('ignore = ["TFS001"]\n')
+    assert findings(capsys, "a", "b", cwd=tmp_path) == []
+    (tmp_path / "a" / "pyproject.toml").write_text('[tool.syncadvisor]\n')
+    assert findings(capsys, "a", "b", cwd=tmp_path) == [("a/x.py", "TFS001")]
+
+
+@pytest.mark.parametrize("order", [("a", "b"), ("b", "a")])
+def test_a_bad_config_of_any_checked_file_is_exit_2_naming_it(tmp_path, capsys, order):
+    write(tmp_path, {"a/x.py": UNKNOWN_MEMBER, "b/y.py": UNKNOWN_MEMBER,
+                     "b/pyproject.toml": '[tool.syncadvisor]\nkeras = "4"\n',
+                     "c/syncadvisor.toml": 'selct = ["TFS"]\n', "c/z.py": UNKNOWN_MEMBER})
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        code = main(["check", "--no-cache", *order])
+        err = capsys.readouterr().err
+        assert code == 2 and os.path.join("b", "pyproject.toml") in err and "keras" in err
+        assert main(["check", "--no-cache", "c/z.py"]) == 2
+        err = capsys.readouterr().err
+        assert os.path.join("c", "syncadvisor.toml") in err and "selct" in err
+        assert main(["check", "--no-cache", "a"]) == 1  # b's config is not a's
+    finally:
+        os.chdir(old)
+
+
+def test_excludes_come_from_each_files_config(tmp_path, capsys):
+    write(tmp_path, {"a/pyproject.toml": '[tool.syncadvisor]\nexclude = ["gen_*.py"]\n',
+                     "a/gen_x.py": UNKNOWN_MEMBER, "b/gen_y.py": UNKNOWN_MEMBER})
+    assert findings(capsys, "--no-cache", "a", "b", cwd=tmp_path) == [("b/gen_y.py", "TFS001")]
+    assert findings(capsys, "--no-cache", "a/gen_x.py", "b/gen_y.py", cwd=tmp_path) == [
+        ("b/gen_y.py", "TFS001")]
