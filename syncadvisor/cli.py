@@ -95,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--config", metavar="FILE", help="a pyproject.toml to read settings from")
     check.add_argument("--stdin-filename", metavar="NAME",
                        help="the name to report (and match config against) for standard input")
+    _add_configuration_arguments(check)
 
     rules = sub.add_parser("rules", help="list every rule")
     rules.add_argument("--format", choices=("text", "json", "markdown"), default="text",
@@ -112,6 +113,13 @@ def build_parser() -> argparse.ArgumentParser:
     for command in sub.choices.values():
         command.set_defaults(command_parser=command)
     return parser
+
+
+def _add_configuration_arguments(check: argparse.ArgumentParser) -> None:
+    """`check`'s options about which settings and files apply."""
+    check.add_argument("--force-exclude", action="store_true",
+                       help="apply the excludes to paths named here too (the default ones: "
+                            ".venv, build, ...; a config's own always apply)")
 
 
 def _parse_args(parser: argparse.ArgumentParser,
@@ -173,10 +181,15 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 def _configuration(args: argparse.Namespace) -> Configuration:
     """Each file's settings: its own config file's (or --config's), changed by the
     command line's options."""
+    changes: Dict[str, Any] = {}
     selection = _selection(args)
-    if selection is None:
+    if selection is not None:
+        changes["overrides"] = (selection,)
+    if args.force_exclude:
+        changes["force_exclude"] = True
+    if not changes:
         return Configuration(args.config)
-    return Configuration(args.config, lambda settings: replace(settings, overrides=(selection,)))
+    return Configuration(args.config, lambda settings: replace(settings, **changes))
 
 
 def _selection(args: argparse.Namespace) -> Optional[Selection]:

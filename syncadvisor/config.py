@@ -32,6 +32,16 @@ class ConfigError(Exception):
     """A bad setting: the message names the key and the file."""
 
 
+# Folders and files that discovery does not walk into unless a config's `exclude` says
+# otherwise (ruff's defaults, and a project's build output): matched by name. A path named
+# on the command line is checked even so, unless --force-exclude.
+DEFAULT_EXCLUDE = (".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg",
+                   ".ipynb_checkpoints", ".mypy_cache", ".nox", ".pants.d", ".pyenv",
+                   ".pytest_cache", ".pytype", ".ruff_cache", ".svn", ".tox", ".venv", ".vscode",
+                   "__pypackages__", "_build", "buck-out", "build", "dist", "node_modules",
+                   "site-packages", "venv")
+_DEFAULT_EXCLUDED = frozenset(DEFAULT_EXCLUDE)
+
 # What runs where no selection says otherwise: the base that a config's `select` replaces
 # and that its `ignore` and `extend-select` change (as ruff's defaults are).
 DEFAULT_SELECT = ("TFS",)
@@ -43,12 +53,14 @@ class Settings:
     ignore: Tuple[str, ...] = ()
     extend_select: Tuple[str, ...] = ()
     per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
-    exclude: Tuple[str, ...] = ()
+    exclude: Optional[Tuple[str, ...]] = None  # None: the config does not say (DEFAULT_EXCLUDE)
+    extend_exclude: Tuple[str, ...] = ()
     target_tensorflow: Tuple[int, int] = (2, 21)
     keras: str = "auto"
     assume_strategy: str = "unknown"
     # Selections made after the config's (the command line's): (select, extend-select, ignore)
     overrides: Tuple["Selection", ...] = ()
+    force_exclude: bool = False  # excludes apply to paths named on the command line too
     root: str = field(default_factory=os.getcwd, compare=False)
     source: Optional[str] = field(default=None, compare=False)  # the pyproject.toml used
 
@@ -66,7 +78,8 @@ class Settings:
     def run_key(self) -> str:
         """What a run's findings depend on, besides the files."""
         return repr((self.select, self.ignore, self.extend_select, self.per_file_ignores,
-                     self.overrides, self.exclude, self.assume_strategy,
+                     self.overrides, self.exclude, self.extend_exclude, self.force_exclude,
+                     self.assume_strategy,
                      os.path.abspath(self.root)))
 
     def enabled(self, code: str, path: Optional[str] = None) -> bool:
@@ -88,10 +101,32 @@ class Settings:
         return tuple(codes)
 
     def is_excluded(self, path: str) -> bool:
-        if not self.exclude:
+        """Whether a path named on the command line (or standard input's name) is left out:
+        by the config's own patterns (what pre-commit, which names every file, needs); with
+        force_exclude, by the default excludes too, in any folder on its way from the root."""
+        patterns = self._patterns()
+        if not patterns and not self.force_exclude:
             return False
         rel = relative_to_root(path, self.root)
-        return any(path_matches(rel, pattern) for pattern in self.exclude)
+        if any(path_matches(rel, pattern) for pattern in patterns):
+            return True
+        return self.force_exclude and self.exclude is None and \
+            any(part in _DEFAULT_EXCLUDED for part in rel.split("/"))
+
+    def walks_past(self, path: str, name: str) -> bool:
+        """Whether discovery leaves out the file or folder `path`, named `name`, that it
+        came to while walking a folder: the default excludes by name, the config's
+        patterns as for `is_excluded`."""
+        if self.exclude is None and name in _DEFAULT_EXCLUDED:
+            return True
+        patterns = self._patterns()
+        if not patterns:
+            return False
+        rel = relative_to_root(path, self.root)
+        return any(path_matches(rel, pattern) for pattern in patterns)
+
+    def _patterns(self) -> Tuple[str, ...]:
+        return (self.exclude or ()) + self.extend_exclude
 
 
 Selection = Tuple[Optional[Tuple[str, ...]], Tuple[str, ...], Tuple[str, ...]]
@@ -304,7 +339,7 @@ def settings_from_table(table: Mapping, root: str, source: str = "pyproject.toml
     where = f"{source}: [tool.{TABLE}]"
     if not isinstance(table, Mapping):
         raise ConfigError(f"{where} must be a table")
-    known = {"select", "ignore", "extend-select", "per-file-ignores", "exclude",
+    known = {"select", "ignore", "extend-select", "per-file-ignores", "exclude", "extend-exclude",
              "target-tensorflow", "keras", "assume-strategy"}
     unknown = sorted(set(table) - known)
     if unknown:
@@ -322,8 +357,9 @@ def settings_from_table(table: Mapping, root: str, source: str = "pyproject.toml
         values["per_file_ignores"] = tuple(
             (str(glob), tuple(validate_codes(codes, f"{where} `per-file-ignores` \"{glob}\"")))
             for glob, codes in pfi.items())
-    if "exclude" in table:
-        values["exclude"] = tuple(_string_list(table["exclude"], f"{where} `exclude`"))
+    for key in ("exclude", "extend-exclude"):
+        if key in table:
+            values[key.replace("-", "_")] = tuple(_string_list(table[key], f"{where} `{key}`"))
     if "target-tensorflow" in table:
         values["target_tensorflow"] = parse_version(table["target-tensorflow"],
                                                     f"{where} `target-tensorflow`")

@@ -1,8 +1,11 @@
 """Finding the files to check, and reading them without losing a byte.
 
 Folders are walked recursively (symlink loops are cut), honouring `.gitignore` files
-and the `exclude` of each file's own settings; files named explicitly are checked even
-when they do not end in `.py`, but config excludes still apply (what pre-commit needs).
+and the excludes of each folder's own settings (by default: virtual environments, build
+output, tools' caches, `.ipynb_checkpoints`); files and folders named explicitly are
+checked even when they do not end in `.py` or are excluded by default (a package in
+`.venv/.../site-packages`), but a config's own excludes still apply (what pre-commit,
+which names every file, needs), and with --force-exclude the defaults too.
 """
 from __future__ import annotations
 
@@ -19,9 +22,10 @@ from .records import record
 from .config import Resolver
 
 PYTHON_SUFFIXES = (".py", ".pyi")
-ALWAYS_SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".tox", ".nox",
-                                 ".venv", "venv", ".eggs", ".mypy_cache", ".pytest_cache",
-                                 ".ruff_cache", ".syncadvisor_cache", "node_modules"})
+# Never source, whatever a config's `exclude` says: as is a folder that holds a
+# `pyvenv.cfg` (a virtual environment).
+ALWAYS_SKIPPED_DIRS = frozenset({"__pycache__", ".syncadvisor_cache"})
+VENV_MARKER = "pyvenv.cfg"
 
 
 class MissingPath(Exception):
@@ -163,7 +167,9 @@ def discover(paths: Sequence[str], settings: Resolver) -> Iterator[str]:
     real_folders: Dict[str, str] = {}
     for raw in map(tidy_path, paths):
         if os.path.isdir(raw):
-            yield from _walk(raw, settings, seen)
+            if not settings.for_path(raw).force_exclude or \
+                    not settings.for_path(raw).is_excluded(raw):
+                yield from _walk(raw, settings, seen)
         elif not settings.for_path(raw).is_excluded(raw):
             key = _real_file(raw, real_folders)
             if key not in seen:
@@ -221,6 +227,8 @@ def _walk(top: str, resolver: Resolver, seen: set) -> Iterator[str]:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError:
             return
+        if real != top_real and any(entry.name == VENV_MARKER for entry in entries):
+            return  # a virtual environment, walked into
         settings = resolver.for_folder(directory)
         for entry in entries:
             name = entry.name
@@ -235,13 +243,13 @@ def _walk(top: str, resolver: Resolver, seen: set) -> Iterator[str]:
             except OSError:
                 continue
             if is_dir:
-                if name in ALWAYS_SKIPPED_DIRS or settings.is_excluded(path):
+                if name in ALWAYS_SKIPPED_DIRS or settings.walks_past(path, name):
                     continue
                 if stack and is_ignored(child_real, True, stack):
                     continue
                 yield from walk(path, child_real, stack)
             elif name.endswith(PYTHON_SUFFIXES) or name.endswith(".ipynb"):
-                if settings.is_excluded(path) or (
+                if settings.walks_past(path, name) or (
                         stack and is_ignored(child_real, False, stack)):
                     continue
                 if child_real in seen or not _readable_kind(entry):
