@@ -15,7 +15,8 @@ from typing import Any, Dict, List, Optional, Sequence
 from .records import replace
 from . import __version__
 from .cache import FOLDER, Cache, default_directory
-from .config import Configuration, ConfigError, Selection, validate_codes
+from .config import (Configuration, ConfigError, Selection, Settings, config_options,
+                     validate_codes, with_table)
 from .engine import Run, RunResult
 from .files import MissingPath, UnreadableSource, discover, encode_source, tidy_path
 from .fixes import WriteError, unified_diff, write_fixed
@@ -92,7 +93,6 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"do not read or write the cache ({FOLDER}/)")
     check.add_argument("--jobs", "-j", type=_jobs_option, default=os.cpu_count() or 1,
                        metavar="N", help="worker processes (default: the CPU count)")
-    check.add_argument("--config", metavar="FILE", help="a pyproject.toml to read settings from")
     check.add_argument("--stdin-filename", metavar="NAME",
                        help="the name to report (and match config against) for standard input")
     _add_configuration_arguments(check)
@@ -117,6 +117,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_configuration_arguments(check: argparse.ArgumentParser) -> None:
     """`check`'s options about which settings and files apply."""
+    check.add_argument("--config", action="append", default=[], metavar="FILE | KEY=VALUE",
+                       help="a config file (pyproject.toml or syncadvisor.toml) to use for "
+                            "every file instead of each file's own, or a TOML `key = value` "
+                            "that sets one key for every file (repeatable)")
     check.add_argument("--force-exclude", action="store_true",
                        help="apply the excludes to paths named here too (the default ones: "
                             ".venv, build, ...; a config's own always apply)")
@@ -181,15 +185,18 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 def _configuration(args: argparse.Namespace) -> Configuration:
     """Each file's settings: its own config file's (or --config's), changed by the
     command line's options."""
+    config_file, table = config_options(args.config)
     changes: Dict[str, Any] = {}
     selection = _selection(args)
     if selection is not None:
         changes["overrides"] = (selection,)
     if args.force_exclude:
         changes["force_exclude"] = True
-    if not changes:
-        return Configuration(args.config)
-    return Configuration(args.config, lambda settings: replace(settings, **changes))
+
+    def adjust(settings: Settings) -> Settings:
+        return replace(with_table(settings, table) if table else settings, **changes)
+
+    return Configuration(config_file, adjust if table or changes else None)
 
 
 def _selection(args: argparse.Namespace) -> Optional[Selection]:

@@ -237,6 +237,14 @@ def _read_toml(path: Path, status: Optional[os.stat_result] = None) -> dict:
     return data
 
 
+def _tomllib():
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python < 3.11 only
+        import tomli as tomllib
+    return tomllib
+
+
 def _parse_toml(path: Path) -> dict:
     try:
         with open(path, "rb") as handle:
@@ -245,10 +253,7 @@ def _parse_toml(path: Path) -> dict:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
     if path.name == "pyproject.toml" and TABLE.encode() not in data:
         return {}  # no table of ours, whatever else it holds: not parsed (nor imported tomllib)
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on Python < 3.11 only
-        import tomli as tomllib
+    tomllib = _tomllib()
     try:
         return tomllib.loads(data.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
@@ -275,6 +280,40 @@ def settings_from_file(config_file: str) -> Settings:
     data = _read_toml(path)
     table = data.get("tool", {}).get(TABLE, data if path.name != "pyproject.toml" else {})
     return settings_from_table(table, str(path.parent.resolve()), str(path))
+
+
+def config_options(values: Sequence[str]) -> Tuple[Optional[str], Dict[str, object]]:
+    """--config's values, as ruff reads them: each a config file to use for every file
+    (one at most), or a TOML `key = value` that sets one key for every file, over what
+    each file's config says. Returns the file and the table of keys (validated)."""
+    config_file: Optional[str] = None
+    table: Dict[str, object] = {}
+    for value in values:
+        if os.path.isfile(value):
+            if config_file is not None:
+                raise ConfigError(f"--config: {value}: one config file at most "
+                                  f"({config_file} is one)")
+            config_file = value
+            continue
+        tomllib = _tomllib()
+        try:
+            table.update(tomllib.loads(value))
+        except tomllib.TOMLDecodeError as exc:
+            why = f"not a TOML `key = value`: {exc}" if "=" in value else \
+                "not a file" if os.path.exists(value) else "no such file"
+            raise ConfigError(f"--config: {value}: {why} (--config takes a config file, or a "
+                              f"`key = value` that sets one key)") from None
+    if table:
+        settings_from_table(table, os.getcwd(), "--config", where="--config")
+    return config_file, table
+
+
+def with_table(settings: Settings, table: Mapping[str, object]) -> Settings:
+    """`settings` with the keys of `table` (a valid --config table) set as a config file's
+    would set them, the others left as they are."""
+    given = settings_from_table(table, settings.root, "--config", where="--config")
+    return replace(settings, **{key.replace("-", "_"): getattr(given, key.replace("-", "_"))
+                                for key in table})
 
 
 class Configuration:
@@ -335,8 +374,11 @@ class Configuration:
 Resolver = Union[Settings, Configuration]
 
 
-def settings_from_table(table: Mapping, root: str, source: str = "pyproject.toml") -> Settings:
-    where = f"{source}: [tool.{TABLE}]"
+def settings_from_table(table: Mapping, root: str, source: str = "pyproject.toml",
+                        where: Optional[str] = None) -> Settings:
+    """The settings `table` holds; ConfigError names the key and `where` it is (by
+    default, the table of the config file `source`)."""
+    where = where or f"{source}: [tool.{TABLE}]"
     if not isinstance(table, Mapping):
         raise ConfigError(f"{where} must be a table")
     known = {"select", "ignore", "extend-select", "per-file-ignores", "exclude", "extend-exclude",

@@ -156,3 +156,62 @@ def test_excludes_come_from_each_files_config(tmp_path, capsys):
     assert findings(capsys, "--no-cache", "a", "b", cwd=tmp_path) == [("b/gen_y.py", "TFS001")]
     assert findings(capsys, "--no-cache", "a/gen_x.py", "b/gen_y.py", cwd=tmp_path) == [
         ("b/gen_y.py", "TFS001")]
+
+
+BOTH = ("import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\n"
+        "with strategy.scope():\n"
+        "    v = tf.Variable(1., synchronization=tf.VariableSynchronization.NONE)\n"
+        "    w = tf.Variable(1., synchronization=tf.VariableSynchronization.DEFAULT)\n")
+
+
+def test_config_file_option_is_used_for_every_file_instead_of_discovery(tmp_path, capsys):
+    write(tmp_path, {"a/pyproject.toml": '[tool.syncadvisor]\nignore = ["TFS001"]\n',
+                     "a/x.py": BOTH, "b/y.py": BOTH,
+                     # patterns are relative to the config file's folder, as for one found
+                     "shared/syncadvisor.toml": 'ignore = ["TFS101"]\n'
+                                                'per-file-ignores = {"../b/*" = ["TFS0"]}\n',
+                     "ci.toml": '[tool.syncadvisor]\nselect = ["TFS0"]\n'})
+    assert findings(capsys, "--no-cache", "a", "b", cwd=tmp_path) == [
+        ("a/x.py", "TFS101"), ("b/y.py", "TFS001"), ("b/y.py", "TFS101")]
+    assert findings(capsys, "--no-cache", "--config", "shared/syncadvisor.toml", "a", "b",
+                    cwd=tmp_path) == [("a/x.py", "TFS001")]
+    assert findings(capsys, "--no-cache", "--config", "ci.toml", "a", "b", cwd=tmp_path) == [
+        ("a/x.py", "TFS001"), ("b/y.py", "TFS001")]
+
+
+def test_config_key_value_sets_one_key_over_every_files_config(tmp_path, capsys):
+    """`--config "key = value"` (ruff's form) replaces that key of each file's settings
+    and leaves the rest; repeatable, and with a config file too."""
+    write(tmp_path, {"a/pyproject.toml": '[tool.syncadvisor]\nignore = ["TFS001"]\n'
+                                         'assume-strategy = "mirrored"\n',
+                     "a/x.py": BOTH, "b/y.py": BOTH, "ci.toml": 'select = ["TFS0"]\n'})
+    assert findings(capsys, "--no-cache", "--config", "select = ['TFS0']", "a", "b",
+                    cwd=tmp_path) == [("b/y.py", "TFS001")]
+    assert findings(capsys, "--no-cache", "--config", "ignore = []", "a", "b",
+                    cwd=tmp_path) == [("a/x.py", "TFS001"), ("a/x.py", "TFS101"),
+                                      ("b/y.py", "TFS001"), ("b/y.py", "TFS101")]
+    assert findings(capsys, "--no-cache", "--config", 'ignore = ["TFS1"]', "--config",
+                    "extend-select = ['TFS001']", "a", "b", cwd=tmp_path) == [
+        ("a/x.py", "TFS001"), ("b/y.py", "TFS001")]
+    assert findings(capsys, "--no-cache", "--config", "ci.toml", "--config",
+                    "select = ['TFS1']", "a", cwd=tmp_path) == [("a/x.py", "TFS101")]
+
+
+@pytest.mark.parametrize("values, message", [
+    (["selct = ['TFS']"], "--config: unknown key `selct`"),
+    (["keras = '4'"], "--config `keras` must be one of"),
+    (["select = "], "--config: select = : not a TOML `key = value`"),
+    (["nope.toml"], "--config: nope.toml: no such file"),
+    (["ci.toml", "ci.toml"], "one config file at most"),
+])
+def test_bad_config_options_are_exit_2_naming_them(tmp_path, capsys, values, message):
+    write(tmp_path, {"x.py": UNKNOWN_MEMBER, "ci.toml": ""})
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        options = [part for value in values for part in ("--config", value)]
+        code = main(["check", "--no-cache", *options, "x.py"])
+    finally:
+        os.chdir(old)
+    out, err = capsys.readouterr()
+    assert code == 2 and message in err and out == "", err
