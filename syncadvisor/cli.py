@@ -16,7 +16,7 @@ from .records import replace
 from . import __version__
 from .cache import FOLDER, Cache, default_directory
 from .config import (Configuration, ConfigError, Selection, Settings, config_options,
-                     validate_codes, with_table)
+                     settings_toml, validate_codes, with_table)
 from .engine import Run, RunResult
 from .files import MissingPath, UnreadableSource, discover, encode_source, tidy_path
 from .fixes import WriteError, unified_diff, write_fixed
@@ -121,6 +121,11 @@ def _add_configuration_arguments(check: argparse.ArgumentParser) -> None:
                        help="a config file (pyproject.toml or syncadvisor.toml) to use for "
                             "every file instead of each file's own, or a TOML `key = value` "
                             "that sets one key for every file (repeatable)")
+    check.add_argument("--show-settings", action="store_true",
+                       help="print the settings in force for the first file (or PATH) and the "
+                            "config file they come from; check nothing")
+    check.add_argument("--show-files", action="store_true",
+                       help="print the files that would be checked, one a line; check nothing")
     check.add_argument("--force-exclude", action="store_true",
                        help="apply the excludes to paths named here too (the default ones: "
                             ".venv, build, ...; a config's own always apply)")
@@ -230,9 +235,33 @@ def _paths(args: argparse.Namespace) -> List[str]:
     return ["-"] if args.stdin_filename else ["."]
 
 
+def _show(args: argparse.Namespace, configuration: Configuration, paths: List[str]) -> int:
+    """--show-files and --show-settings: what a check would look at, and under what."""
+    if paths == ["-"]:
+        name = tidy_path(args.stdin_filename) if args.stdin_filename else "-"
+        files = [] if configuration.for_path(name).is_excluded(name) else [name]
+    else:
+        try:
+            files = list(discover(paths, configuration))
+        except MissingPath as exc:
+            raise UsageError(f"{exc}: no such file or directory") from None
+    if args.show_files:
+        sys.stdout.write("".join(f"{path}\n" for path in sorted(files)))
+    if args.show_settings:
+        path = files[0] if files else tidy_path(paths[0])
+        settings = configuration.for_folder(path) if os.path.isdir(path) \
+            else configuration.for_path(path)
+        sys.stdout.write(f"Settings for: {path}\n"
+                         f"Config file: {settings.source or 'none (the defaults)'}\n\n")
+        sys.stdout.write(settings_toml(settings, None if os.path.isdir(path) else path))
+    return EXIT_CLEAN
+
+
 def _check(args: argparse.Namespace) -> int:
     configuration = _configuration(args)
     paths = _paths(args)
+    if args.show_files or args.show_settings:
+        return _show(args, configuration, paths)
     fixing = args.fix or args.diff
     stdin = "-" in paths
     if stdin:

@@ -149,6 +149,44 @@ def _selected(code: str, base: Tuple[str, ...], selections: Sequence[Selection])
     return on
 
 
+def settings_toml(settings: Settings, path: Optional[str] = None) -> str:
+    """`settings` as the lines of a config file would set them (a key not set shows its
+    default), then the command line's selections, and the rules that run on `path`."""
+    import json
+
+    def value(item: object) -> str:
+        if isinstance(item, tuple):
+            return "[" + ", ".join(value(part) for part in item) + "]"
+        if isinstance(item, bool):
+            return "true" if item else "false"
+        return json.dumps(item)
+
+    pfi = ", ".join(f"{value(glob)} = {value(codes)}" for glob, codes in settings.per_file_ignores)
+    lines = [
+        f"select = {value(DEFAULT_SELECT if settings.select is None else settings.select)}",
+        f"extend-select = {value(settings.extend_select)}",
+        f"ignore = {value(settings.ignore)}",
+        f"per-file-ignores = {{{pfi}}}",
+        f"exclude = {value(DEFAULT_EXCLUDE if settings.exclude is None else settings.exclude)}",
+        f"extend-exclude = {value(settings.extend_exclude)}",
+        f"target-tensorflow = \"{settings.target_tensorflow[0]}.{settings.target_tensorflow[1]}\"",
+        f"keras = {value(settings.keras)}",
+        f"assume-strategy = {value(settings.assume_strategy)}",
+    ]
+    for select, extend_select, ignore in settings.overrides:
+        lines += ["", "# the command line's, after the above"]
+        if select is not None:
+            lines.append(f"select = {value(select)}")
+        lines += [f"extend-select = {value(extend_select)}", f"ignore = {value(ignore)}"]
+    lines += ["", f"force-exclude = {value(settings.force_exclude)}"]
+    if path is not None:
+        from .rules import all_codes  # late: rules import config-free modules only
+
+        running = tuple(code for code in all_codes() if settings.enabled(code, path))
+        lines += ["", "# what runs on this file", f"rules = {value(running)}"]
+    return "\n".join(lines) + "\n"
+
+
 def _longest_match(code: str, prefixes: Iterable[str]) -> Optional[str]:
     best: Optional[str] = None
     for prefix in prefixes:

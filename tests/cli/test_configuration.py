@@ -215,3 +215,51 @@ def test_bad_config_options_are_exit_2_naming_them(tmp_path, capsys, values, mes
         os.chdir(old)
     out, err = capsys.readouterr()
     assert code == 2 and message in err and out == "", err
+
+
+def _show(capsys, cwd, *args):
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        code = main(["check", *args])
+    finally:
+        os.chdir(old)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_show_files_lists_what_would_be_checked_and_checks_nothing(tmp_path, capsys):
+    write(tmp_path, {"a/x.py": UNKNOWN_MEMBER, "a/gen_skip.py": UNKNOWN_MEMBER,
+                     "a/pyproject.toml": '[tool.syncadvisor]\nextend-exclude = ["gen_*"]\n',
+                     "b/y.py": UNKNOWN_MEMBER, "b/nb.ipynb": "{}", "b/notes.txt": "",
+                     "build/z.py": UNKNOWN_MEMBER})
+    code, out, _ = _show(capsys, tmp_path, "--show-files", "b", "a")
+    assert code == 0 and out.splitlines() == [
+        os.path.join("a", "x.py"), os.path.join("b", "nb.ipynb"), os.path.join("b", "y.py")]
+    code, out, _ = _show(capsys, tmp_path, "--show-files", "build/z.py", "b/notes.txt")
+    assert code == 0 and out.splitlines() == [os.path.join("b", "notes.txt"),
+                                              os.path.join("build", "z.py")]
+    assert not (tmp_path / ".syncadvisor_cache").exists()
+
+
+def test_show_settings_names_the_settings_and_where_they_come_from(tmp_path, capsys):
+    write(tmp_path, {"a/x.py": UNKNOWN_MEMBER, "b/y.py": UNKNOWN_MEMBER,
+                     "a/pyproject.toml": '[tool.syncadvisor]\nignore = ["TFS3"]\n'
+                                         'assume-strategy = "mirrored"\n'
+                                         'per-file-ignores = {"x.py" = ["TFS1"]}\n'})
+    code, out, _ = _show(capsys, tmp_path, "--show-settings", "--ignore", "TFS2", "a/x.py")
+    lines = out.splitlines()
+    assert code == 0 and lines[:2] == [
+        f"Settings for: {os.path.join('a', 'x.py')}",
+        f"Config file: {tmp_path / 'a' / 'pyproject.toml'}"]
+    assert 'ignore = ["TFS3"]' in lines and 'assume-strategy = "mirrored"' in lines
+    assert 'per-file-ignores = {"x.py" = ["TFS1"]}' in lines
+    assert 'ignore = ["TFS2"]' in lines  # the command line's, after the config's
+    assert lines[-1] == 'rules = ["TFS001", "TFS002", "TFS003", "TFS004", "TFS900"]'
+    code, out, _ = _show(capsys, tmp_path, "--show-settings", "b")
+    assert code == 0 and out.splitlines()[:2] == [
+        f"Settings for: {os.path.join('b', 'y.py')}", "Config file: none (the defaults)"]
+    assert 'select = ["TFS"]' in out and 'assume-strategy = "unknown"' in out
+    (tmp_path / "b" / "syncadvisor.toml").write_text('keras = "4"\n')
+    code, _, err = _show(capsys, tmp_path, "--show-settings", "b")
+    assert code == 2 and "keras" in err
