@@ -263,3 +263,17 @@ def test_show_settings_names_the_settings_and_where_they_come_from(tmp_path, cap
     (tmp_path / "b" / "syncadvisor.toml").write_text('keras = "4"\n')
     code, _, err = _show(capsys, tmp_path, "--show-settings", "b")
     assert code == 2 and "keras" in err
+
+
+def test_fixes_follow_each_files_settings(tmp_path, capsys):
+    """--fix fixes what each file's own settings select: a/ ignores TFS001, so its file is
+    left as it is while b/'s is fixed, whatever order they are given in."""
+    write(tmp_path, {"a/pyproject.toml": '[tool.syncadvisor]\nignore = ["TFS001"]\n',
+                     "a/x.py": UNKNOWN_MEMBER, "b/y.py": UNKNOWN_MEMBER})
+    code, out, _ = _show(capsys, tmp_path, "--no-cache", "--diff", "a", "b")
+    assert code == 1 and os.path.join("a", "x.py") not in out
+    assert "--- a/b/y.py" in out
+    code, _, _ = _show(capsys, tmp_path, "--no-cache", "--fix", "b", "a")
+    assert code == 0
+    assert (tmp_path / "a" / "x.py").read_text() == UNKNOWN_MEMBER
+    assert (tmp_path / "b" / "y.py").read_text() == UNKNOWN_MEMBER.replace("DEFAULT", "AUTO")
