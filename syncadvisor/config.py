@@ -62,7 +62,7 @@ class Settings:
     overrides: Tuple["Selection", ...] = ()
     force_exclude: bool = False  # excludes apply to paths named on the command line too
     root: str = field(default_factory=os.getcwd, compare=False)
-    source: Optional[str] = field(default=None, compare=False)  # the pyproject.toml used
+    source: Optional[str] = field(default=None, compare=False)  # the config file (None: none)
 
     def for_path(self, path: str) -> "Settings":
         """The settings of `path`: these, for every path (see `Configuration`)."""
@@ -79,8 +79,7 @@ class Settings:
         """What a run's findings depend on, besides the files."""
         return repr((self.select, self.ignore, self.extend_select, self.per_file_ignores,
                      self.overrides, self.exclude, self.extend_exclude, self.force_exclude,
-                     self.assume_strategy,
-                     os.path.abspath(self.root)))
+                     self.assume_strategy, os.path.abspath(self.root)))
 
     def enabled(self, code: str, path: Optional[str] = None) -> bool:
         """Whether `code` runs (in the file `path`): selected, and not in a per-file ignore
