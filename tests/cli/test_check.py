@@ -266,11 +266,11 @@ def test_paths_are_reported_without_dot_components(tmp_path, capsys, monkeypatch
     (tmp_path / "sub").mkdir()
     (tmp_path / "a.py").write_text(BAD)
     (tmp_path / "sub" / "b.py").write_text(BAD)
-    _, out, _ = run(["check", "--no-cache", "./a.py", "sub/./b.py", ".//sub"], capsys,
-                    cwd=tmp_path)
+    _, out, _ = run(["check", "--no-cache", "--format", "concise", "./a.py", "sub/./b.py",
+                     ".//sub"], capsys, cwd=tmp_path)
     assert {line.split(":")[0] for line in out.splitlines()[:-1]} == {
         "a.py", os.path.join("sub", "b.py")}
-    _, out, _ = run(["check", "--no-cache", "."], capsys, cwd=tmp_path)
+    _, out, _ = run(["check", "--no-cache", "--format", "concise", "."], capsys, cwd=tmp_path)
     assert out.startswith("a.py:4:")
     _, out, _ = run(["check", "--no-cache", "--diff", "./sub/./b.py"], capsys, cwd=tmp_path)
     assert out.startswith("--- a/sub/b.py\n+++ b/sub/b.py\n")
