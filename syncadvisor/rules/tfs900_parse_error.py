@@ -9,9 +9,14 @@ from .base import ERROR, Expect, Invalid, Rule, RuleContext, snippet
 class ParseError(Rule):
     """
     ## What it does
-    Reports a file that could not be read, decoded or parsed (a syntax error, a binary
-    file named `.py`, a bad encoding declaration), or an internal error of the tool
-    while checking it. Every other file is still checked.
+    Reports a file that could not be read or decoded (a binary file named `.py`, a bad
+    encoding declaration), a file that may hold TensorFlow code and could not be parsed
+    (a syntax error), or an internal error of the tool while checking it. Every other file
+    is still checked. A file without any of the words a finding needs (`Variable` where
+    one is made, `strategy`, `Strategy`, `.scope`, `add_weight`, `add_variable`,
+    `get_variable`, `Synchronization`, `Aggregation`) is not read as Python at all: it can
+    hold no finding, and parsing every such file would make a run over a large tree several
+    times slower. Syntax errors there are your other linters' (ruff, flake8) to report.
 
     ## Why is this bad?
     Nothing in that file was checked, so its absence of findings means nothing.
