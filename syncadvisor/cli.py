@@ -17,7 +17,7 @@ from . import __version__
 from .cache import FOLDER, Cache, default_directory
 from .config import (Configuration, ConfigError, Selection, Settings, config_options,
                      settings_toml, validate_codes, with_table)
-from .engine import Run, RunResult
+from .engine import FixOutcome, Run, RunResult
 from .files import MissingPath, UnreadableSource, discover, encode_source, tidy_path
 from .fixes import WriteError, unified_diff, write_fixed
 from .inputs import Input, load_input, text_input
@@ -391,6 +391,7 @@ def _fix(args: argparse.Namespace, run: Run, stdin: bool) -> int:
                                        args.unsafe_fixes)
     for path, why in outcome.refused.items():
         print(f"syncadvisor: error: {path}: not fixed, left unchanged: {why}", file=sys.stderr)
+    _print_reverted(outcome)
     new_files = outcome.files
     if args.diff:
         for path in sorted(new_files):
@@ -420,6 +421,16 @@ def _fix(args: argparse.Namespace, run: Run, stdin: bool) -> int:
         return EXIT_ERROR
     return _report(args, outcome.run, outcome.applied, sources=_sources(run, new_files),
                    fixes=fixes)
+
+
+def _print_reverted(outcome: FixOutcome) -> None:
+    """Each finding whose fix was held back because it would bring a new finding (as ruff
+    says when it reverts a fix): on stderr, so that the report itself stays as it is."""
+    for finding, introduced in outcome.reverted:
+        cell = f"cell {introduced.cell}:" if introduced.cell is not None else ""
+        print(f"syncadvisor: warning: {text_report.location(finding)}: {finding.code} fix not "
+              f"applied: it would introduce {introduced.code} ({introduced.name}) at "
+              f"{cell}{introduced.line}:{introduced.column}", file=sys.stderr)
 
 
 def _rules(args: argparse.Namespace) -> int:

@@ -42,6 +42,8 @@ class FixOutcome:
     files: Dict[str, str] = field(default_factory=dict)
     applied: int = 0
     refused: Dict[str, str] = field(default_factory=dict)  # path -> why it is left unchanged
+    # fixes not applied because they would bring a finding: (the user's finding, the new one)
+    reverted: List[Tuple[Finding, Finding]] = field(default_factory=list)
 
 
 class Run:
@@ -194,5 +196,7 @@ class Run:
             except ValueError as exc:  # a notebook cell the fix cannot be put back into
                 refused[path] = str(exc)
         run = outcome.run
+        reverted = [(self.present([r.finding])[0], self.present([r.introduced])[0])
+                    for r in outcome.reverted]
         return FixOutcome(RunResult(self.present(run.findings), run.files, run.internal_error),
-                          files, outcome.applied, refused)
+                          files, outcome.applied, refused, reverted)

@@ -41,7 +41,9 @@ class NonEnumValue(Rule):
     ## Fix safety
     Safe: the literal becomes the enum member TensorFlow would have converted it to,
     and `synchronization=None` (which means AUTO) is dropped. Wherever the old code
-    worked, the new code does the same.
+    worked, the new code does the same. Where the member would bring another finding
+    (a lone `'ON_READ'` becomes TFS103, on-read-without-aggregation), `--fix` leaves the
+    literal and says so; `--unsafe-fixes` applies both fixes.
     """
 
     code = "TFS002"
@@ -72,12 +74,27 @@ class NonEnumValue(Rule):
         Invalid(
             snippet("""
                 import tensorflow as tf
+                v = tf.Variable(1., trainable=False, synchronization='ON_READ', aggregation=tf.VariableAggregation.SUM)
+            """),
+            (Expect(2, 54, ERROR),),
+            fixed=snippet("""
+                import tensorflow as tf
+                v = tf.Variable(1., trainable=False, synchronization=tf.VariableSynchronization.ON_READ, aggregation=tf.VariableAggregation.SUM)
+            """),
+        ),
+        Invalid(  # the member would bring TFS103 (no aggregation): only --unsafe-fixes adds one
+            snippet("""
+                import tensorflow as tf
                 v = tf.Variable(1., synchronization='ON_READ')
             """),
             (Expect(2, 37, ERROR),),
             fixed=snippet("""
                 import tensorflow as tf
-                v = tf.Variable(1., synchronization=tf.VariableSynchronization.ON_READ)
+                v = tf.Variable(1., synchronization='ON_READ')
+            """),
+            unsafe_fixed=snippet("""
+                import tensorflow as tf
+                v = tf.Variable(1., synchronization=tf.VariableSynchronization.ON_READ, aggregation=tf.VariableAggregation.SUM)
             """),
         ),
         Invalid(

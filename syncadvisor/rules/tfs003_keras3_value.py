@@ -43,6 +43,9 @@ class Keras3Value(Rule):
     ## Fix safety
     Safe: the value becomes the lowercase string Keras 3 documents for the same member;
     `synchronization=None` is dropped, which behaves the same wherever the old code ran.
+    Where the string would bring another finding (`aggregation="MEAN"` on an int64
+    weight becomes TFS104, mean-on-integer), `--fix` leaves the value and says so;
+    `--unsafe-fixes` applies both fixes.
     """
 
     code = "TFS003"
@@ -71,12 +74,48 @@ class Keras3Value(Rule):
         Invalid(
             snippet("""
                 import keras
+                v = keras.Variable(1., trainable=False, synchronization='ON_READ', aggregation='sum')
+            """),
+            (Expect(2, 57, ERROR),),
+            fixed=snippet("""
+                import keras
+                v = keras.Variable(1., trainable=False, synchronization="on_read", aggregation='sum')
+            """),
+        ),
+        Invalid(  # "on_read" would bring TFS102 and TFS103: only --unsafe-fixes completes it
+            snippet("""
+                import keras
                 v = keras.Variable(1., synchronization='ON_READ')
             """),
             (Expect(2, 40, ERROR),),
             fixed=snippet("""
                 import keras
-                v = keras.Variable(1., synchronization="on_read")
+                v = keras.Variable(1., synchronization='ON_READ')
+            """),
+            unsafe_fixed=snippet("""
+                import keras
+                v = keras.Variable(1., synchronization="on_read", trainable=False, aggregation="sum")
+            """),
+        ),
+        Invalid(  # "mean" would bring TFS104 (MEAN on an integer)
+            snippet("""
+                import keras
+                class Counter(keras.layers.Layer):
+                    def build(self, input_shape):
+                        self.count = self.add_weight(shape=(), dtype="int64", aggregation="MEAN")
+            """),
+            (Expect(4, 75, ERROR),),
+            fixed=snippet("""
+                import keras
+                class Counter(keras.layers.Layer):
+                    def build(self, input_shape):
+                        self.count = self.add_weight(shape=(), dtype="int64", aggregation="MEAN")
+            """),
+            unsafe_fixed=snippet("""
+                import keras
+                class Counter(keras.layers.Layer):
+                    def build(self, input_shape):
+                        self.count = self.add_weight(shape=(), dtype="int64", aggregation="only_first_replica")
             """),
         ),
         Invalid(

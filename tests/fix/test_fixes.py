@@ -14,6 +14,7 @@ from syncadvisor.api import check_source, fix_source
 from syncadvisor.cli import main
 from syncadvisor.findings import SAFE
 from tests import paths
+from tests.fuzz.harness import new_findings
 
 ROOT = paths.FIXTURES / "fix"
 INPUTS = sorted(p for p in ROOT.glob("*.py") if not p.name.endswith("fixed.py"))
@@ -186,3 +187,67 @@ def test_fix_from_a_subprocess_leaves_the_tree_parseable(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     for i in range(3):
         cst.parse_module((tmp_path / f"m{i}.py").read_text())
+
+
+# --- a fix never brings a finding --------------------------------------------------
+
+KERAS3_MEAN = ("import keras\n"
+               "import tensorflow as tf\n"
+               "\n"
+               "class Counter(keras.layers.Layer):\n"
+               "    def build(self, input_shape):\n"
+               "        self.count = self.add_weight(shape=(), dtype=\"int64\", aggregation=\"MEAN\")\n"
+               "        self.seen = tf.Variable(0., synchronization=tf.VariableSynchronization.DEFAULT)\n")
+
+
+def test_a_safe_fix_that_would_bring_a_finding_is_not_applied_and_said(tmp_path, capsys):
+    """`aggregation="MEAN"` -> "mean" (TFS003's safe fix) on an int64 weight would make it
+    TFS104, MEAN on an integer, which the user never saw: that fix is held back and said on
+    stderr; the other fix of the file (DEFAULT -> AUTO) is kept."""
+    target = tmp_path / "layer.py"
+    target.write_text(KERAS3_MEAN)
+    code, out, err = _cli(["check", "--no-cache", "--fix", str(target)], capsys)
+    assert target.read_text() == KERAS3_MEAN.replace("DEFAULT", "AUTO")
+    assert code == 1 and "TFS003" in out and "TFS104" not in out
+    assert (f"syncadvisor: warning: {target}:6:75: TFS003 fix not applied: it would introduce "
+            "TFS104 (mean-on-integer) at 6:63") in err
+    code, out, _ = _cli(["check", "--no-cache", str(target)], capsys)
+    assert "TFS104" not in out and "TFS003" in out
+    # --unsafe-fixes fixes TFS104 too: nothing new remains, so both fixes are kept
+    code, out, err = _cli(["check", "--no-cache", "--fix", "--unsafe-fixes", str(target)], capsys)
+    assert code == 0 and err == ""
+    assert 'aggregation="only_first_replica"' in target.read_text()
+
+
+def _fixture_runs():
+    """The check fixtures as one run (they link across modules), and each fix fixture."""
+    check_root = paths.FIXTURES / "check"
+    yield pytest.param(sorted(p for p in check_root.rglob("*.py")), id="check")
+    for path in INPUTS:
+        yield pytest.param([path], id=f"fix/{path.name}")
+
+
+def _texts(files):
+    return {str(p): p.read_text() for p in files}
+
+
+def _run_of(texts):
+    from syncadvisor.config import Settings
+    from syncadvisor.engine import Run
+
+    run = Run(Settings(root=str(paths.FIXTURES)))
+    for path, text in texts.items():
+        run.add_text(path, text)
+    return run
+
+
+@pytest.mark.parametrize("files", list(_fixture_runs()))
+@pytest.mark.parametrize("unsafe", [False, True], ids=["safe", "unsafe"])
+def test_fixing_the_fixtures_brings_no_new_finding(files, unsafe):
+    texts = _texts(files)
+    before = _run_of(texts).check().findings
+    outcome = _run_of(texts).fix(unsafe)
+    fixed = dict(texts, **outcome.files)
+    after = _run_of(fixed).check().findings
+    assert not new_findings(before, after)
+    assert after == outcome.run.findings

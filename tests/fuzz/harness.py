@@ -17,8 +17,9 @@ Three kinds of input, in turn:
 Each program goes through `check_program`, the oracle: the engine never raises nor reports an
 internal error; a file that Python parses has no TFS900; a TFS900 sits inside the file; and
 for the safe and the unsafe fixes alike, whenever a fix applies, the fixed program parses
-(and compiles, when the original did), fixing it again changes nothing, and every byte
-outside the fixes' declared edits is unchanged; and the same program with CRLF or CR
+(and compiles, when the original did), fixing it again changes nothing, every byte
+outside the fixes' declared edits is unchanged, and checking it again reports no finding
+the program did not have (`new_findings`); and the same program with CRLF or CR
 newlines is fixed identically, newlines kept.
 
 The long run prints how many programs it tried and every failure, and saves each failing
@@ -38,6 +39,7 @@ import time
 import tokenize
 import traceback
 import warnings
+from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
@@ -255,6 +257,27 @@ def _recording_rounds(log: List[Tuple[str, Sequence[Finding], bool, str]]):
         fixes_module.apply_fixes = original
 
 
+def new_findings(before: Sequence[Finding], after: Sequence[Finding]
+                 ) -> List[Tuple[str, int, int, str, str]]:
+    """(path, line, column, code, message) of each finding `after` that no finding `before`
+    matches by path, code and message up to its numbers (a line a message names moves when
+    a fix adds an import), counting repeats: what a fix brought."""
+    def key(f: Finding) -> Tuple[str, str, str]:
+        return (f.path, f.code, _NUMBERS.sub("#", f.message))
+
+    have = Counter(key(f) for f in before)
+    brought = []
+    for f in after:
+        if have[key(f)]:
+            have[key(f)] -= 1
+        else:
+            brought.append((f.path, f.line, f.column, f.code, f.message))
+    return brought
+
+
+_NUMBERS = re.compile(r"[0-9]+")
+
+
 def _run(sources: Dict[str, str], settings: Settings) -> Run:
     run = Run(settings)
     for path, text in sources.items():
@@ -363,9 +386,20 @@ def check_program(sources, settings: Settings = SETTINGS["unknown"],
                 problems.append(f"{label} fix of {path} does not compile any more:\n{fixed}")
         if outcome.files:
             stats[f"{label} fix applied"] = stats.get(f"{label} fix applied", 0) + 1
+        if outcome.reverted:  # held back: it would have brought a finding
+            stats[f"{label} fix reverted"] = stats.get(f"{label} fix reverted", 0) + 1
         if outcome.files and not problems:
             again = dict(sources)
             again.update(outcome.files)
+            try:
+                brought = new_findings(run.findings, _run(again, settings).check().findings)
+            except Exception:  # noqa: BLE001
+                problems.append(f"{label} check of the fixed code raised:\n"
+                                + traceback.format_exc(limit=-8))
+                continue
+            for path, line, column, code, message in brought:
+                problems.append(f"{label} fix brought a finding the run did not have: "
+                                f"{path}:{line}:{column}: {code} {message}")
             try:
                 second = _fix(again, settings, unsafe)
             except Exception:  # noqa: BLE001

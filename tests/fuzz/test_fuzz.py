@@ -211,3 +211,18 @@ def test_no_fix_where_libcst_misreads_a_line_continuation(newline):
                            ""])
     assert fix_source(source) == source
     assert check_program(source) == []  # the oracle knows this libcst limit
+
+
+def test_oracle_catches_a_fix_that_brings_a_finding(monkeypatch):
+    """The fixer as it was: every finding after a round taken for one the run had."""
+    import syncadvisor.fixes as fixes
+
+    program = ("import keras\n"
+               "class Counter(keras.layers.Layer):\n"
+               "    def build(self, input_shape):\n"
+               "        self.n = self.add_weight(shape=(), dtype='int64', aggregation='MEAN')\n")
+    assert check_program(program) == []
+    monkeypatch.setattr(fixes, "_descent", lambda before, *rest: [0] * len(rest[1]))
+    problems = check_program(program)
+    assert any("fix brought a finding the run did not have" in p and "TFS104" in p
+               for p in problems), problems
