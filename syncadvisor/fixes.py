@@ -102,7 +102,7 @@ class FixRun:
     run: RunResult  # the findings that remain after fixing
     fixed: Dict[str, str] = field(default_factory=dict)  # path -> new text (changed files only)
     originals: Dict[str, str] = field(default_factory=dict)
-    applied: int = 0
+    applied: int = 0  # findings of the user's run that the fixes removed
     # path -> why its fixes were not kept: the file is as it was (`fixed` leaves it out)
     rejected: Dict[str, str] = field(default_factory=dict)
     reverted: List[Reverted] = field(default_factory=list)
@@ -348,7 +348,9 @@ def fix_results(results: List[FileResult], texts: Dict[str, str], settings: Reso
     fixer = _Fixer(list(results), texts, settings, unsafe)
     history, _ = fixer.fix()
     last = history[-1]
-    applied = sum(len(state.applied) for state in history)
+    # What "Fixed N" counts: the user's findings that are gone, not the fixes applied (a
+    # fix of a finding that an earlier fix brought, and a later fix removed, is not one).
+    applied = len(fixer.start.run.findings) - len({o for o in last.origin if o is not None})
     fixed = {p: t for p, t in last.texts.items() if t != fixer.originals[p]}
     return FixRun(last.run, fixed, fixer.originals, applied, fixer.rejected,
                   fixer.reverted(history))

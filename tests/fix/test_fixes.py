@@ -251,3 +251,37 @@ def test_fixing_the_fixtures_brings_no_new_finding(files, unsafe):
     after = _run_of(fixed).check().findings
     assert not new_findings(before, after)
     assert after == outcome.run.findings
+
+
+# --- what "Fixed N" counts ----------------------------------------------------------
+
+@pytest.mark.parametrize("files", list(_fixture_runs()))
+@pytest.mark.parametrize("unsafe", [False, True], ids=["safe", "unsafe"])
+def test_the_fixed_count_is_what_the_report_before_called_fixable(files, unsafe):
+    """The report's fixable counts (`[*]` for --fix; every fix with --unsafe-fixes) are what
+    the fix then applies, less the fixes held back for bringing a finding; and found =
+    fixed + remaining, as the user's findings are the only ones counted."""
+    from syncadvisor.fixes import applicable
+
+    texts = _texts(files)
+    before = _run_of(texts).check().findings
+    fixable = sum(applicable(f, unsafe) for f in before)
+    outcome = _run_of(texts).fix(unsafe)
+    assert outcome.applied == fixable - len(outcome.reverted)
+    assert len(before) == outcome.applied + len(outcome.run.findings)
+
+
+def test_fixed_counts_the_users_findings_not_the_fixes_of_findings_fixing_brought(
+        tmp_path, capsys):
+    """strategy_rules.py: 8 findings, all with unsafe fixes; the TFS201 fix (aggregation=SUM)
+    brings a TFS301 that its own fix then removes. That is one finding fixed, not two:
+    the command said "Fixed 9"."""
+    target = tmp_path / "strategy_rules.py"
+    target.write_text((ROOT / "strategy_rules.py").read_text())
+    code, out, _ = _cli(["check", "--no-cache", str(target)], capsys)
+    assert out.splitlines()[-1].startswith("8 findings") and "8 more with --unsafe-fixes" in out
+    code, out, err = _cli(["check", "--no-cache", "--diff", "--unsafe-fixes", str(target)],
+                          capsys)
+    assert "Would fix 8 findings in 1 file." in err
+    code, out, _ = _cli(["check", "--no-cache", "--fix", "--unsafe-fixes", str(target)], capsys)
+    assert code == 0 and "Fixed 8 findings" in out
