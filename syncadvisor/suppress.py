@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import tokenize
-from typing import Dict, FrozenSet, List, Optional
+from typing import Dict, FrozenSet, List, Optional, Tuple
 
 from .records import field, record
 from .lines import physical_lines
@@ -25,10 +25,38 @@ _SEPARATORS = re.compile(r"[,\s]+")
 ALL = None  # a blanket noqa
 
 
+@record(frozen=True)
+class Directive:
+    """One inline `# noqa` comment as flake8 reads it: the first match of its regular
+    expression in the text of a token run, which it covers line by line. Columns are
+    0-based, in the physical line `line` where the match starts."""
+
+    line: int
+    start: int  # where the match (its `#`) starts
+    end: int  # where the match ends (after the codes and the separators that follow them)
+    codes: Optional[Tuple[str, ...]]  # as written, upper-cased, in order; None: a bare noqa
+    codes_start: int  # where the codes start (== end for a bare noqa)
+    # Where the comment the match lies in starts and ends; -1 when the match is not in a
+    # comment (inside a string, which flake8 reads all the same).
+    comment_start: int = -1
+    comment_end: int = -1
+
+    @property
+    def in_comment(self) -> bool:
+        return self.comment_start >= 0
+
+    def covers(self, code: str) -> Optional[str]:
+        """The code (or prefix) of this directive that suppresses `code`: `code` itself for
+        a bare noqa, None when it does not."""
+        if self.codes is None:
+            return code
+        return next((c for c in self.codes if code.startswith(c)), None)
+
+
 @record
 class Suppressions:
-    # line -> codes suppressed there (ALL for a blanket noqa comment)
-    lines: Dict[int, Optional[FrozenSet[str]]] = field(default_factory=dict)
+    # line -> the inline directive that applies there
+    lines: Dict[int, Directive] = field(default_factory=dict)
     file_all: bool = False
     file_codes: FrozenSet[str] = frozenset()
 
@@ -37,16 +65,36 @@ class Suppressions:
             return True
         if self.file_codes and code.startswith(tuple(self.file_codes)):
             return True
-        if line not in self.lines:
-            return False
-        codes = self.lines[line]
-        return codes is ALL or code in codes or code.startswith(tuple(codes))
+        directive = self.lines.get(line)
+        return directive is not None and directive.covers(code) is not None
+
+    def directives(self) -> List[Directive]:
+        """Every inline directive once, in the order of the file."""
+        return sorted(set(self.lines.values()), key=lambda d: (d.line, d.start))
 
 
-def _codes(text: Optional[str]) -> Optional[FrozenSet[str]]:
+def split_codes(text: str) -> List[str]:
+    """The codes of a `# noqa:` list as written: `E501, TFS101` -> ["E501", "TFS101"]."""
+    return [c for c in _SEPARATORS.split(text) if c]
+
+
+def _codes(text: Optional[str]) -> Optional[Tuple[str, ...]]:
     if text is None:
         return ALL
-    return frozenset(c.upper() for c in _SEPARATORS.split(text) if c)
+    return tuple(c.upper() for c in split_codes(text))
+
+
+# A noqa comment naming a TFS code, as NOQA_INLINE reads one (any case; the codes before it
+# need no separator). Every file whose text may hold one is marked in stage 1
+# (`may_name_tfs_codes`): only those pay for finding the directives nothing used (TFS901).
+_TFS_NOQA = re.compile(r"# noqa:[\s]?(?:[A-Z]+[0-9]+(?:[,\s]+)?)*TFS[0-9]", re.IGNORECASE)
+
+
+def may_name_tfs_codes(text: str) -> bool:
+    """Whether `text` may hold a `# noqa` comment naming a TFS code (never False where it
+    does; a string that looks like one counts)."""
+    lowered = text.lower()
+    return "noqa" in lowered and "tfs" in lowered and _TFS_NOQA.search(text) is not None
 
 
 def parse_suppressions(source: str) -> Suppressions:
@@ -61,17 +109,39 @@ def parse_suppressions(source: str) -> Suppressions:
             if codes is ALL:
                 result.file_all = True
             elif match.group("tool").lower() == "syncadvisor":
-                result.file_codes |= codes
-    for number, text in _noqa_lines(source, lines).items():
-        match = NOQA_INLINE.search(text)
+                result.file_codes |= frozenset(codes)
+    for first, last, comments in _noqa_ranges(source, lines):
+        joined = "".join(lines[first - 1:last])
+        match = NOQA_INLINE.search(joined)
         if match:
-            result.lines[number] = _codes(match.group("codes"))
+            directive = _directive(match, lines, first, comments)
+            for number in range(first, last + 1):
+                result.lines[number] = directive
     return result
 
 
-def _noqa_lines(source: str, lines: List[str]) -> Dict[int, str]:
-    """flake8's mapping from a line to the text searched for its noqa comment."""
-    mapping: Dict[int, str] = {}
+def _directive(match: "re.Match[str]", lines: List[str], first: int,
+               comments: List[Tuple[int, int, int]]) -> Directive:
+    """The directive of a match in the joined text of lines `first`..., placed on its
+    physical line; `comments`: (line, start, end) of each comment of those lines."""
+    line, offset = first, match.start()
+    while offset >= len(lines[line - 1]):
+        offset -= len(lines[line - 1])
+        line += 1
+    column = offset
+    start_in_join = match.start()
+    codes_start = match.start("codes") if match.group("codes") is not None else match.end()
+    comment = next(((a, b) for n, a, b in comments if n == line and a <= column < b), (-1, -1))
+    return Directive(line, column, column + match.end() - start_in_join,
+                     _codes(match.group("codes")), column + codes_start - start_in_join,
+                     comment[0], comment[1])
+
+
+def _noqa_ranges(source: str, lines: List[str]
+                 ) -> List[Tuple[int, int, List[Tuple[int, int, int]]]]:
+    """flake8's mapping from lines to the text searched for their noqa comment: the
+    (first, last) lines of each token run that mentions noqa, and its comments."""
+    ranges: List[Tuple[int, int, List[Tuple[int, int, int]]]] = []
     # The tokenizer is fed the same lines, each ending in \n, so that its line numbers are
     # ours whatever the newlines (io.StringIO.readline would see a CR-only file as one line).
     normalized = [line.rstrip("\r\n") + "\n" if line.endswith(("\r", "\n")) else line
@@ -79,17 +149,20 @@ def _noqa_lines(source: str, lines: List[str]) -> Dict[int, str]:
     try:
         tokens = list(tokenize.generate_tokens(iter(normalized).__next__))
     except (tokenize.TokenError, SyntaxError, IndentationError):
-        # flake8 gives up on noqa here; a physical line is the best we can do.
-        return {i + 1: line for i, line in enumerate(lines) if "noqa" in line.lower()}
+        # flake8 gives up on noqa here; a physical line is the best we can do (and, not
+        # knowing what is a comment, nothing is rewritten there).
+        return [(i + 1, i + 1, []) for i, line in enumerate(lines) if "noqa" in line.lower()]
     low, high = len(lines) + 2, -1
+    comments: List[Tuple[int, int, int]] = []
     for tok in tokens:
         if tok.type in (tokenize.ENDMARKER, tokenize.DEDENT):
             continue
         low, high = min(low, tok.start[0]), max(high, tok.end[0])
+        if tok.type == tokenize.COMMENT:
+            comments.append((tok.start[0], tok.start[1], tok.end[1]))
         if tok.type in (tokenize.NL, tokenize.NEWLINE):
-            joined = "".join(lines[low - 1:high])
-            if "noqa" in joined.lower():
-                for number in range(low, high + 1):
-                    mapping[number] = joined
+            if "noqa" in "".join(lines[low - 1:high]).lower():
+                ranges.append((low, high, comments))
             low, high = len(lines) + 2, -1
-    return mapping
+            comments = []
+    return ranges

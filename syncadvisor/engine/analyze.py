@@ -16,6 +16,7 @@ from ..findings import ERROR, Finding
 from ..model import tfapi
 from ..model.facts import FileModel
 from ..notebook import is_notebook
+from ..suppress import may_name_tfs_codes
 from .prefilter import may_hold_a_finding
 
 PARSE_ERROR = "TFS900"
@@ -29,6 +30,9 @@ class FileResult:
     errors: List[Finding] = field(default_factory=list)  # TFS900: unreadable, unparsable
     internal_error: bool = False
     size: int = 0  # characters in the text analysed
+    # The text may hold a noqa comment naming a TFS code: stage 2 reads its noqa comments
+    # even where no rule found anything, to report the codes nothing used (TFS901).
+    tfs_noqa: bool = False
 
 
 def tool_error(path: str, message: str, line: int = 1, column: int = 1) -> Finding:
@@ -52,7 +56,7 @@ def analyze_text(text: str, path: str, settings: Settings, module: Optional[str]
                  tree: Optional[ast.Module] = None) -> FileResult:
     """Stage 1 for one decoded source text: its model from Python's `ast` (`tree`, when
     the caller has parsed `text` already, as flake8 has), or a TFS900 finding."""
-    result = FileResult(path, size=len(text))
+    result = FileResult(path, size=len(text), tfs_noqa=may_name_tfs_codes(text))
     if not may_hold_a_finding(text):
         return result
     with collector_paused():
@@ -123,5 +127,6 @@ def analyze_unmodelled(path: str, data: bytes, settings: Settings) -> FileResult
     read. Plain ASCII without NUL bytes or a coding line decodes as itself, so that is
     all there is to know, without decoding it (most files of a large tree are here)."""
     if reads_as_itself(data) and not is_notebook(path):
-        return FileResult(path, size=len(data))
+        return FileResult(path, size=len(data),
+                          tfs_noqa=b"noqa" in data.lower() and may_name_tfs_codes(data.decode()))
     return analyze_bytes(path, data, settings)

@@ -3,23 +3,28 @@ linked file, drop what `# noqa` suppresses or the settings deselect, sort. Every
 is checked under its own settings, linked with all the others whatever theirs are.
 
 A file's `# noqa` comments are read here, from its text, and only where the rules
-found something: reading them takes Python's tokenizer over the whole file, which
-would cost more than modelling every file that has one.
+found something, or where stage 1 saw a `# noqa` naming a TFS code (`tfs_noqa`), whose
+codes that suppressed nothing are TFS901 findings: reading them takes Python's
+tokenizer over the whole file, which would cost more than modelling every file that
+has one.
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, Iterable, List, Optional, Sequence
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set
 
 from ..records import record
 from ..collector import collector_paused
-from ..config import Resolver
+from ..config import Resolver, Settings
 from ..findings import Finding
 from ..model.facts import FileModel
 from ..model.project import LinkedFile, projects
-from ..rules import enabled_rules
+from ..rules import all_codes, enabled_rules
 from ..rules.base import Rule, RuleContext
-from ..suppress import parse_suppressions
+from ..rules.tfs901_unused_noqa import unused_noqa
+from ..suppress import Directive, parse_suppressions
 from .analyze import FileResult, internal_error
+
+UNUSED_NOQA = "TFS901"
 
 
 @record
@@ -52,26 +57,48 @@ def check(results: Sequence[FileResult], resolver: Resolver,
         for result in results:
             settings = resolver.for_path(result.path)
             findings.extend(f for f in result.errors if settings.enabled(f.code, result.path))
-            if result.model is None:
-                continue
             rules = rules_of.get(id(settings))
             if rules is None:
                 rules = rules_of[id(settings)] = enabled_rules(settings)
             file_findings: List[Finding] = []
-            try:
-                ctx = RuleContext(linked[result.path], settings)
-                for rule in rules:
-                    if settings.enabled(rule.code, result.path):
-                        file_findings.extend(rule.check(ctx.for_rule(rule)))
-            except Exception as exc:  # noqa: BLE001 - report, go on with the next file
-                file_findings = [internal_error(result.path, exc)]
-                internal = True
-            if not file_findings:
+            if result.model is not None:
+                try:
+                    ctx = RuleContext(linked[result.path], settings)
+                    for rule in rules:
+                        if settings.enabled(rule.code, result.path):
+                            file_findings.extend(rule.check(ctx.for_rule(rule)))
+                except Exception as exc:  # noqa: BLE001 - report, go on with the next file
+                    file_findings = [internal_error(result.path, exc)]
+                    internal = True
+            unused = (result.tfs_noqa and not result.errors
+                      and settings.enabled(UNUSED_NOQA, result.path))
+            if not file_findings and not unused:
                 continue
             text = text_of(result.path)
             if text is not None:
-                suppressed = parse_suppressions(text).suppressed
-                file_findings = [f for f in file_findings if not suppressed(f.code, f.line)]
+                file_findings = _unsuppressed(file_findings, result.path, text, settings, unused)
             findings.extend(file_findings)
         findings.sort(key=Finding.sort_key)
         return RunResult(findings, len(results), internal)
+
+
+def _unsuppressed(findings: List[Finding], path: str, text: str, settings: Settings,
+                  unused: bool) -> List[Finding]:
+    """The findings no `# noqa` of the file suppresses; with `unused`, and a TFS901 for
+    each inline `# noqa` whose TFS codes suppressed none of them."""
+    suppressions = parse_suppressions(text)
+    kept: List[Finding] = []
+    used: Dict[Directive, Set[str]] = {}
+    for finding in findings:
+        directive = suppressions.lines.get(finding.line)
+        code = directive.covers(finding.code) if directive is not None else None
+        if code is not None:
+            used.setdefault(directive, set()).add(code)  # type: ignore[arg-type]
+        elif not suppressions.suppressed(finding.code, finding.line):
+            kept.append(finding)
+    if unused:
+        for finding in unused_noqa(path, text, suppressions, used,
+                                   lambda code: settings.enabled(code, path), all_codes()):
+            if not suppressions.suppressed(finding.code, finding.line):
+                kept.append(finding)
+    return kept

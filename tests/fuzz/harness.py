@@ -171,8 +171,9 @@ def _diff_problem(path: str, old: str, new: str) -> Optional[str]:
     return None
 
 
+# A comment is text that TFS901's fix edits inside (it removes codes from a noqa comment).
 _SKIPPED_TOKENS = (tokenize.NEWLINE, tokenize.NL, tokenize.INDENT, tokenize.DEDENT,
-                   tokenize.ENDMARKER)
+                   tokenize.ENDMARKER, tokenize.COMMENT)
 
 
 def _split_tokens(text: str, edits: List[Tuple[int, int, str]]) -> Optional[str]:
