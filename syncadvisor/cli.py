@@ -79,6 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "per file and code")
     check.add_argument("--diff", action="store_true",
                        help="print what --fix would change as a unified diff; write nothing")
+    check.add_argument("--add-noqa", action="store_true",
+                       help="add a `# noqa: CODE` comment for every finding, in place")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     check.add_argument("--quiet", "-q", action="store_true",
                        help="print the findings and nothing else: no summary line, no "
@@ -262,7 +264,8 @@ def _check(args: argparse.Namespace) -> int:
     paths = _paths(args)
     if args.show_files or args.show_settings:
         return _show(args, configuration, paths)
-    fixing = args.fix or args.diff
+    _check_add_noqa_usage(args)
+    fixing = args.fix or args.diff or args.add_noqa
     stdin = "-" in paths
     if stdin:
         if len(paths) > 1:
@@ -299,6 +302,8 @@ def _check(args: argparse.Namespace) -> int:
         _hold(args, run)
         for path in files:
             run.add_file(path)
+    if args.add_noqa:
+        return _add_noqa(run)
     if fixing:
         return _fix(args, run, stdin)
     return _report(args, run.check(), sources=_sources(run))
@@ -431,6 +436,38 @@ def _print_reverted(outcome: FixOutcome) -> None:
         print(f"syncadvisor: warning: {text_report.location(finding)}: {finding.code} fix not "
               f"applied: it would introduce {introduced.code} ({introduced.name}) at "
               f"{cell}{introduced.line}:{introduced.column}", file=sys.stderr)
+
+
+def _check_add_noqa_usage(args: argparse.Namespace) -> None:
+    if not args.add_noqa:
+        return
+    for option, given in (("--fix", args.fix), ("--diff", args.diff)):
+        if given:
+            raise UsageError(f"--add-noqa cannot be combined with {option}")
+    if "-" in args.paths:
+        raise UsageError("--add-noqa writes files: it cannot read standard input")
+
+
+def _add_noqa(run: Run) -> int:
+    """Write a `# noqa: CODE` comment for every finding (as `ruff check --add-noqa`):
+    exit 0, and the count on stderr."""
+    outcome = run.add_noqa()
+    for path, why in outcome.refused.items():
+        print(f"syncadvisor: error: {path}: no noqa comment added, left unchanged: {why}",
+              file=sys.stderr)
+    for finding in outcome.cannot:
+        print(f"syncadvisor: warning: {text_report.location(finding)}: {finding.code} cannot be "
+              "suppressed: a string in its line reads as a noqa comment first", file=sys.stderr)
+    try:
+        write_fixed(outcome.files, {path: run.inputs[path].source for path in outcome.files})
+    except WriteError as exc:
+        for path, why in exc.failures.items():
+            print(f"syncadvisor: error: {path}: not written, the file is unchanged: {why}",
+                  file=sys.stderr)
+        return EXIT_ERROR
+    n = outcome.added
+    print(f"Added {n} noqa directive{'s' if n != 1 else ''}.", file=sys.stderr)
+    return EXIT_ERROR if outcome.refused else EXIT_CLEAN
 
 
 def _rules(args: argparse.Namespace) -> int:

@@ -137,11 +137,14 @@ def _directive(match: "re.Match[str]", lines: List[str], first: int,
                      comment[0], comment[1])
 
 
-def _noqa_ranges(source: str, lines: List[str]
-                 ) -> List[Tuple[int, int, List[Tuple[int, int, int]]]]:
-    """flake8's mapping from lines to the text searched for their noqa comment: the
-    (first, last) lines of each token run that mentions noqa, and its comments."""
-    ranges: List[Tuple[int, int, List[Tuple[int, int, int]]]] = []
+Run = Tuple[int, int, List[Tuple[int, int, int]]]
+
+
+def token_runs(lines: List[str]) -> Optional[List[Run]]:
+    """flake8's token runs (its `_noqa_line_mapping`): the (first, last) physical lines of
+    each run of tokens up to a line break the tokenizer reports (NL or NEWLINE: a
+    multi-line string or a backslash continuation makes one run of several lines), with
+    (line, start, end) of each comment in it. None where Python cannot tokenize `lines`."""
     # The tokenizer is fed the same lines, each ending in \n, so that its line numbers are
     # ours whatever the newlines (io.StringIO.readline would see a CR-only file as one line).
     normalized = [line.rstrip("\r\n") + "\n" if line.endswith(("\r", "\n")) else line
@@ -149,9 +152,8 @@ def _noqa_ranges(source: str, lines: List[str]
     try:
         tokens = list(tokenize.generate_tokens(iter(normalized).__next__))
     except (tokenize.TokenError, SyntaxError, IndentationError):
-        # flake8 gives up on noqa here; a physical line is the best we can do (and, not
-        # knowing what is a comment, nothing is rewritten there).
-        return [(i + 1, i + 1, []) for i, line in enumerate(lines) if "noqa" in line.lower()]
+        return None
+    runs: List[Run] = []
     low, high = len(lines) + 2, -1
     comments: List[Tuple[int, int, int]] = []
     for tok in tokens:
@@ -161,8 +163,17 @@ def _noqa_ranges(source: str, lines: List[str]
         if tok.type == tokenize.COMMENT:
             comments.append((tok.start[0], tok.start[1], tok.end[1]))
         if tok.type in (tokenize.NL, tokenize.NEWLINE):
-            if "noqa" in "".join(lines[low - 1:high]).lower():
-                ranges.append((low, high, comments))
+            runs.append((low, high, comments))
             low, high = len(lines) + 2, -1
             comments = []
-    return ranges
+    return runs
+
+
+def _noqa_ranges(source: str, lines: List[str]) -> List[Run]:
+    """The token runs that mention noqa: the text flake8 searches for a line's comment."""
+    runs = token_runs(lines)
+    if runs is None:
+        # flake8 gives up on noqa here; a physical line is the best we can do (and, not
+        # knowing what is a comment, nothing is rewritten there).
+        return [(i + 1, i + 1, []) for i, line in enumerate(lines) if "noqa" in line.lower()]
+    return [run for run in runs if "noqa" in "".join(lines[run[0] - 1:run[1]]).lower()]

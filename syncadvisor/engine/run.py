@@ -25,7 +25,7 @@ from ..files import UnreadableSource, module_name
 from ..findings import Finding
 from ..inputs import Input, load_input, text_input
 from ..model.project import LinkedFile
-from .analyze import FileResult, analyze_text, unreadable
+from .analyze import PARSE_ERROR, FileResult, analyze_text, unreadable
 from .check import RunResult, check, link
 from .parallel import analyze_files
 
@@ -44,6 +44,17 @@ class FixOutcome:
     refused: Dict[str, str] = field(default_factory=dict)  # path -> why it is left unchanged
     # fixes not applied because they would bring a finding: (the user's finding, the new one)
     reverted: List[Tuple[Finding, Finding]] = field(default_factory=list)
+
+
+@record
+class NoqaOutcome:
+    """What `Run.add_noqa` made: the new text of each changed file as it is to be written,
+    how many noqa comments were added or extended, and what could not be done."""
+
+    files: Dict[str, str] = field(default_factory=dict)
+    added: int = 0
+    refused: Dict[str, str] = field(default_factory=dict)  # path -> why it is left unchanged
+    cannot: List[Finding] = field(default_factory=list)  # findings no comment can suppress
 
 
 class Run:
@@ -200,3 +211,29 @@ class Run:
                     for r in outcome.reverted]
         return FixOutcome(RunResult(self.present(run.findings), run.files, run.internal_error),
                           files, outcome.applied, refused, reverted)
+
+    # --- noqa comments ---------------------------------------------------------------
+
+    def add_noqa(self) -> NoqaOutcome:
+        """A `# noqa: CODE` for every finding of the run that a comment can suppress (not
+        TFS900: a file that cannot be read or parsed); nothing is written here."""
+        from ..add_noqa import add_noqa
+
+        run = check(self.analyze(), self.settings, self._text_of)
+        by_path: Dict[str, List[Finding]] = {}
+        for finding in run.findings:
+            if finding.code != PARSE_ERROR and finding.path in self.inputs:
+                by_path.setdefault(finding.path, []).append(finding)
+        outcome = NoqaOutcome()
+        for path, findings in by_path.items():
+            text, added, cannot = add_noqa(self.inputs[path].text, findings)
+            outcome.cannot.extend(self.present(cannot))
+            if not added:
+                continue
+            try:
+                outcome.files[path] = self.inputs[path].output(text)
+            except ValueError as exc:  # a notebook that would not survive being rewritten
+                outcome.refused[path] = str(exc)
+                continue
+            outcome.added += added
+        return outcome

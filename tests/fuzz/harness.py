@@ -19,8 +19,9 @@ internal error; a file that Python parses has no TFS900; a TFS900 sits inside th
 for the safe and the unsafe fixes alike, whenever a fix applies, the fixed program parses
 (and compiles, when the original did), fixing it again changes nothing, every byte
 outside the fixes' declared edits is unchanged, and checking it again reports no finding
-the program did not have (`new_findings`); and the same program with CRLF or CR
-newlines is fixed identically, newlines kept.
+the program did not have (`new_findings`); the same program with CRLF or CR
+newlines is fixed identically, newlines kept; and after `--add-noqa` only TFS900 is
+reported, and only comments changed (`add_noqa_problems`).
 
 The long run prints how many programs it tried and every failure, and saves each failing
 input (with what failed) under `--out`. tests/fuzz/test_fuzz.py runs a bounded, deterministic
@@ -279,6 +280,40 @@ def new_findings(before: Sequence[Finding], after: Sequence[Finding]
 _NUMBERS = re.compile(r"[0-9]+")
 
 
+def _code_tokens(text: str) -> Optional[List[Tuple[int, str]]]:
+    """The tokens of `text` but its comments and line breaks, as (type, string); None
+    where Python cannot tokenize it."""
+    from syncadvisor.lines import physical_lines
+
+    lines = [line.rstrip("\r\n") + "\n" if line.endswith(("\r", "\n")) else line
+             for line in physical_lines(text)]
+    try:
+        return [(tok.type, tok.string) for tok in tokenize.generate_tokens(iter(lines).__next__)
+                if tok.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE)]
+    except (tokenize.TokenError, SyntaxError):
+        return None
+
+
+def add_noqa_problems(sources: Dict[str, str], settings: Settings) -> List[str]:
+    """What is wrong with `check --add-noqa` on these sources: a finding reported after it
+    (TFS900 excepted, and those it said no comment can suppress), a file that parsed and
+    no longer does, or a change to anything but comments."""
+    outcome = _run(sources, settings).add_noqa()
+    again = dict(sources)
+    again.update(outcome.files)
+    cannot = {(f.path, f.line, f.code) for f in outcome.cannot}
+    problems = [f"--add-noqa left {f.path}:{f.line}:{f.column}: {f.code} {f.message}"
+                for f in _run(again, settings).check().findings
+                if f.code != "TFS900" and (f.path, f.line, f.code) not in cannot]
+    for path, text in outcome.files.items():
+        if _py_parses(sources[path]) and not _py_parses(text):
+            problems.append(f"--add-noqa made {path} unparsable:\n{text}")
+        before = _code_tokens(sources[path])
+        if before is not None and _code_tokens(text) != before:
+            problems.append(f"--add-noqa changed more than comments in {path}:\n{text}")
+    return problems
+
+
 def _run(sources: Dict[str, str], settings: Settings) -> Run:
     run = Run(settings)
     for path, text in sources.items():
@@ -346,6 +381,14 @@ def check_program(sources, settings: Settings = SETTINGS["unknown"],
     parsed = all(_cst_parses(text) for text in sources.values())
     for key, hit in (("programs", True), ("parsed", parsed), ("with findings", bool(run.findings))):
         stats[key] = stats.get(key, 0) + hit
+    if problems:
+        return problems
+    if any(f.code != "TFS900" for f in run.findings):
+        try:
+            problems.extend(add_noqa_problems(sources, settings))
+        except Exception:  # noqa: BLE001
+            problems.append("--add-noqa raised:\n" + traceback.format_exc(limit=-8))
+        stats["noqa added"] = stats.get("noqa added", 0) + 1
     if problems or not any(f.fix is not None for f in run.findings):
         return problems
     for unsafe in (False, True):

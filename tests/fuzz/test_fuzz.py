@@ -66,6 +66,7 @@ def test_mutated_fixtures(seed):
             failures.append(f"{label}:\n" + "\n".join(problems))
     assert not failures, "\n\n".join(failures[:3])
     assert stats["programs"] == 100 and stats.get("unsafe fix applied", 0) >= 10, stats
+    assert stats.get("noqa added", 0) >= 10, stats  # --add-noqa, on those with findings
 
 
 def test_mutations_are_deterministic():
