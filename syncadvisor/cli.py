@@ -10,7 +10,8 @@ import gc
 import json
 import os
 import sys
-from typing import Any, Dict, List, Optional, Sequence
+import time
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .records import replace
 from . import __version__
@@ -81,6 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="print what --fix would change as a unified diff; write nothing")
     check.add_argument("--add-noqa", action="store_true",
                        help="add a `# noqa: CODE` comment for every finding, in place")
+    check.add_argument("--watch", action="store_true",
+                       help="check again whenever a checked file changes (Ctrl-C stops)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     check.add_argument("--quiet", "-q", action="store_true",
                        help="print the findings and nothing else: no summary line, no "
@@ -147,7 +150,7 @@ def _parse_args(parser: argparse.ArgumentParser,
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
     args = _parse_args(parser, argv)
-    if argv is None and args.command == "check":
+    if argv is None and args.command == "check" and not args.watch:
         # The command's own process, which ends with the run: the cycle collector
         # would only scan every model again to free a few cycles, and so would freeing
         # every object one by one at exit, or as the run's functions return (see
@@ -260,12 +263,14 @@ def _show(args: argparse.Namespace, configuration: Configuration, paths: List[st
 
 
 def _check(args: argparse.Namespace) -> int:
+    if getattr(args, "watch", False):
+        return _watch(args)
     configuration = _configuration(args)
     paths = _paths(args)
     if args.show_files or args.show_settings:
         return _show(args, configuration, paths)
     _check_add_noqa_usage(args)
-    fixing = args.fix or args.diff or args.add_noqa
+    fixing = args.fix or args.diff or getattr(args, "add_noqa", False)
     stdin = "-" in paths
     if stdin:
         if len(paths) > 1:
@@ -302,7 +307,7 @@ def _check(args: argparse.Namespace) -> int:
         _hold(args, run)
         for path in files:
             run.add_file(path)
-    if args.add_noqa:
+    if getattr(args, "add_noqa", False):
         return _add_noqa(run)
     if fixing:
         return _fix(args, run, stdin)
@@ -439,7 +444,7 @@ def _print_reverted(outcome: FixOutcome) -> None:
 
 
 def _check_add_noqa_usage(args: argparse.Namespace) -> None:
-    if not args.add_noqa:
+    if not getattr(args, "add_noqa", False):
         return
     for option, given in (("--fix", args.fix), ("--diff", args.diff)):
         if given:
@@ -468,6 +473,75 @@ def _add_noqa(run: Run) -> int:
     n = outcome.added
     print(f"Added {n} noqa directive{'s' if n != 1 else ''}.", file=sys.stderr)
     return EXIT_ERROR if outcome.refused else EXIT_CLEAN
+
+
+# How often `--watch` looks at the checked files, in seconds.
+WATCH_POLL = 0.5
+_CLEAR_SCREEN = "\x1b[2J\x1b[3J\x1b[H"
+
+
+def _watch(args: argparse.Namespace) -> int:
+    """Check, then check again whenever a checked file changes, a Python file appears in a
+    checked folder, or the configuration changes (as `ruff check --watch`, by polling
+    modification times and sizes); Ctrl-C ends it with exit 0."""
+    for option, given in (("--fix", args.fix), ("--diff", args.diff),
+                          ("--add-noqa", args.add_noqa)):
+        if given:
+            raise UsageError(f"--watch cannot be combined with {option}")
+    if "-" in args.paths:
+        raise UsageError("--watch cannot read standard input")
+    once = argparse.Namespace(**vars(args))
+    once.watch = False
+    message = "Starting linter in watch mode..."
+    first = True
+    try:
+        while True:
+            before = _watched(once)
+            if sys.stdout.isatty():
+                sys.stdout.write(_CLEAR_SCREEN)
+            print(f"[{time.strftime('%Y-%m-%d %H:%M:%S')}] {message}", flush=True)
+            try:
+                _check(once)
+            except (ConfigError, UsageError) as exc:
+                if first:
+                    raise
+                print(f"syncadvisor: error: {exc}", file=sys.stderr, flush=True)
+            first = False
+            print(f"[{time.strftime('%Y-%m-%d %H:%M:%S')}] Watching for file changes.",
+                  flush=True)
+            now = before
+            while now == before:
+                time.sleep(WATCH_POLL)
+                now = _watched(once)
+            for _ in range(5):  # let an editor finish writing before checking
+                time.sleep(WATCH_POLL)
+                settled, now = now, _watched(once)
+                if now == settled:
+                    break
+            message = "File change detected..."
+    except KeyboardInterrupt:
+        return EXIT_CLEAN
+
+
+def _watched(args: argparse.Namespace) -> Tuple[object, ...]:
+    """What `--watch` compares: the size and modification time of every file the check
+    would read (found again each time, so new ones count) and of each file's config file."""
+    try:
+        configuration = _configuration(args)  # afresh: a config file may come or go
+        files = list(discover(args.paths or ["."], configuration))
+        configs = sorted({source for source in (configuration.for_path(f).source
+                                                for f in files) if source})
+    except (ConfigError, MissingPath) as exc:
+        return (str(exc),)
+    state: List[object] = []
+    for path in files + configs:
+        try:
+            info = os.stat(path)
+        except OSError:
+            state.append((path, None))
+        else:
+            state.append((path, info.st_mtime_ns, info.st_size))
+    return tuple(state)
 
 
 def _rules(args: argparse.Namespace) -> int:
