@@ -236,6 +236,7 @@ class _Fixer:
                     self.rejected[exc.path] = exc.why
                     self.start = replace(self.start, texts={
                         p: t for p, t in self.start.texts.items() if p != exc.path})
+                    self.banned.clear()  # every round is made again
                     history = [self.start]
                     continue
             if state is not None:
