@@ -112,6 +112,13 @@ class FixRun:
 
 Edits = List[Tuple[int, int, str]]
 _DIGITS = re.compile(r"[0-9]+")
+_QUOTED = re.compile(r"`[^`]*`")
+
+
+def _gist(message: str) -> str:
+    """A message up to the lines it names (they move when a fix adds an import) and the
+    code it quotes (which a fix of that code changes)."""
+    return _DIGITS.sub("#", _QUOTED.sub("`", message))
 
 
 def _moved(edits: Edits, offset: int) -> Tuple[int, int]:
@@ -133,7 +140,7 @@ def _descent(before: List[Finding], texts_before: Dict[str, str], after: List[Fi
     """For each finding `after` a round of edits, the finding `before` it that it is
     (an index), or None for a finding the round brought. One finding stays one finding:
     same path and code, and where the edits moved it to, or else the same message up to
-    its numbers (a line it names moves when a fix adds an import)."""
+    the lines it names and the code it quotes (`_gist`)."""
     def places(findings: List[Finding], texts: Dict[str, str]) -> List[int]:
         starts: Dict[str, List[int]] = {}
         out = []
@@ -157,7 +164,7 @@ def _descent(before: List[Finding], texts_before: Dict[str, str], after: List[Fi
         lambda i, j: moved[i] == (new_places[j], new_places[j])
         and before[i].message == after[j].message,
         lambda i, j: moved[i][0] <= new_places[j] <= moved[i][1],
-        lambda i, j: _DIGITS.sub("#", before[i].message) == _DIGITS.sub("#", after[j].message),
+        lambda i, j: _gist(before[i].message) == _gist(after[j].message),
     )
     for same in passes:
         for j, f in enumerate(after):

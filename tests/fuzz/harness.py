@@ -263,9 +263,11 @@ def new_findings(before: Sequence[Finding], after: Sequence[Finding]
                  ) -> List[Tuple[str, int, int, str, str]]:
     """(path, line, column, code, message) of each finding `after` that no finding `before`
     matches by path, code and message up to its numbers (a line a message names moves when
-    a fix adds an import), counting repeats: what a fix brought."""
+    a fix adds an import) and the code it quotes in backquotes (which a fix of that code
+    changes: `aggregation=X.NONE1` becomes `aggregation=X.NONE`), counting repeats: what a
+    fix brought."""
     def key(f: Finding) -> Tuple[str, str, str]:
-        return (f.path, f.code, _NUMBERS.sub("#", f.message))
+        return (f.path, f.code, _NUMBERS.sub("#", _QUOTED.sub("`", f.message)))
 
     have = Counter(key(f) for f in before)
     brought = []
@@ -278,6 +280,7 @@ def new_findings(before: Sequence[Finding], after: Sequence[Finding]
 
 
 _NUMBERS = re.compile(r"[0-9]+")
+_QUOTED = re.compile(r"`[^`]*`")
 
 
 def _code_tokens(text: str) -> Optional[List[Tuple[int, str]]]:

@@ -227,3 +227,18 @@ def test_oracle_catches_a_fix_that_brings_a_finding(monkeypatch):
     problems = check_program(program)
     assert any("fix brought a finding the run did not have" in p and "TFS104" in p
                for p in problems), problems
+
+
+def test_a_finding_whose_quoted_code_a_fix_changed_is_not_a_new_finding():
+    """Found by the mutants: `aggregation=tf.VariableSynchronization.NONE1` has TFS001 (no
+    such member; unsafe fix NONE) and TFS002 (not an aggregation). After the fix the
+    TFS002 quotes `...NONE` instead of `...NONE1`: the same finding, which the oracle
+    took for one the fix brought."""
+    from syncadvisor.api import check_source
+
+    program = ("import tensorflow as tf\n"
+               "strategy = tf.distribute.MirroredStrategy()\n"
+               "with strategy.scope():\n"
+               "    v = tf.Variable(0.0, aggregation=tf.VariableSynchronization.NONE1)\n")
+    assert sorted(f.code for f in check_source(program)) == ["TFS001", "TFS002"]
+    assert check_program(program) == []
