@@ -289,7 +289,8 @@ class _Fixer:
             if why is not None:  # keep this file as it is: never write what does not parse
                 raise _Rejected(path, f"the fixed code is refused: {why} (please report it)")
             texts[path] = new_text
-            results[self.position[path]] = analyze_text(new_text, path, self.settings.for_path(path))
+            settings = self.settings.for_path(path)
+            results[self.position[path]] = analyze_text(new_text, path, settings)
             edits[path] = taken
             applied.extend((path, f) for f in chosen)
         if not edits:
@@ -318,7 +319,8 @@ class _Fixer:
             texts = dict(before.texts)
             texts[path] = new_text
             results = list(before.results)
-            results[self.position[path]] = analyze_text(new_text, path, self.settings.for_path(path))
+            settings = self.settings.for_path(path)
+            results[self.position[path]] = analyze_text(new_text, path, settings)
             run = self._check(results, texts)
             descent = _descent(before.run.findings, before.texts, run.findings, texts,
                                {path: taken})

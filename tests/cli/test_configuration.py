@@ -255,7 +255,7 @@ def test_show_settings_names_the_settings_and_where_they_come_from(tmp_path, cap
     assert 'ignore = ["TFS3"]' in lines and 'assume-strategy = "mirrored"' in lines
     assert 'per-file-ignores = {"x.py" = ["TFS1"]}' in lines
     assert 'ignore = ["TFS2"]' in lines  # the command line's, after the config's
-    assert lines[-1] == 'rules = ["TFS001", "TFS002", "TFS003", "TFS004", "TFS900"]'
+    assert lines[-1] == 'rules = ["TFS001", "TFS002", "TFS003", "TFS004", "TFS900", "TFS901"]'
     code, out, _ = _show(capsys, tmp_path, "--show-settings", "b")
     assert code == 0 and out.splitlines()[:2] == [
         f"Settings for: {os.path.join('b', 'y.py')}", "Config file: none (the defaults)"]
