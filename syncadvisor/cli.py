@@ -113,7 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     profile = sub.add_parser(
         "profile", help="measure each synchronization/aggregation choice on the devices at hand "
-                        "(needs `pip install 'syncadvisor[profile]'`)")
+                        "(needs `pip install 'syncadvisor[profile]'`, or `pip install "
+                        "'.[profile]'` from a checkout)")
     profile_cli.add_arguments(profile)
     for command in sub.choices.values():
         command.set_defaults(command_parser=command)

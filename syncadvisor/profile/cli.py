@@ -12,7 +12,8 @@ import json
 import sys
 from typing import Any, Dict, List
 
-INSTALL_HINT = "pip install 'syncadvisor[profile]'"
+INSTALL_HINT = ("pip install 'syncadvisor[profile]' (from a checkout of syncadvisor: "
+                "pip install '.[profile]')")
 EXIT_OK, EXIT_ERROR = 0, 2
 DEFAULT_STEPS = 20
 DEFAULT_WARMUP = 3
