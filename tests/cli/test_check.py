@@ -10,14 +10,8 @@ import pytest
 
 from syncadvisor.cli import main
 from tests import paths
+from tests.samples import BAD
 
-BAD = (
-    "import tensorflow as tf\n"
-    "strategy = tf.distribute.MirroredStrategy()\n"
-    "with strategy.scope():\n"
-    "    v = tf.Variable(1., synchronization=tf.VariableSynchronization.NONE)\n"
-    "    w = tf.Variable(1., synchronization=tf.VariableSynchronization.DEFAULT)\n"
-)
 GOOD = "import tensorflow as tf\nv = tf.Variable(1.)\n"
 
 

@@ -9,6 +9,7 @@ import pytest
 from syncadvisor import __version__
 from syncadvisor.cli import main
 from tests import paths
+from tests.samples import BAD
 
 
 @pytest.mark.parametrize("flag", ["-V", "--version"])
@@ -25,13 +26,6 @@ def test_version_from_the_command_line():
     assert result.returncode == 0 and result.stdout == f"syncadvisor {__version__}\n"
 
 
-BAD = (
-    "import tensorflow as tf\n"
-    "strategy = tf.distribute.MirroredStrategy()\n"
-    "with strategy.scope():\n"
-    "    v = tf.Variable(1., synchronization=tf.VariableSynchronization.NONE)\n"
-    "    w = tf.Variable(1., synchronization=tf.VariableSynchronization.DEFAULT)\n"
-)
 FIXABLE = ("import tensorflow as tf\n"
            "w = tf.Variable(1., synchronization=tf.VariableSynchronization.DEFAULT)\n")
 

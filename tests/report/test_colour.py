@@ -9,14 +9,8 @@ import pytest
 
 from syncadvisor.cli import main
 from syncadvisor.report import style
+from tests.samples import BAD
 
-BAD = (
-    "import tensorflow as tf\n"
-    "strategy = tf.distribute.MirroredStrategy()\n"
-    "with strategy.scope():\n"
-    "    v = tf.Variable(1., synchronization=tf.VariableSynchronization.NONE)\n"
-    "    w = tf.Variable(1., synchronization=tf.VariableSynchronization.DEFAULT)\n"
-)
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 

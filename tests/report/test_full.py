@@ -11,16 +11,10 @@ from syncadvisor.engine import Run
 from syncadvisor.report import FORMATTERS, Options, full, text
 from syncadvisor.report.source import Sources
 from tests import paths
+from tests.samples import BAD
 
 EXAMPLE = paths.REPO / "examples" / "train_mirrored.py"
 NOTEBOOK = paths.FIXTURES / "notebooks" / "train.ipynb"
-BAD = (
-    "import tensorflow as tf\n"
-    "strategy = tf.distribute.MirroredStrategy()\n"
-    "with strategy.scope():\n"
-    "    v = tf.Variable(1., synchronization=tf.VariableSynchronization.NONE)\n"
-    "    w = tf.Variable(1., synchronization=tf.VariableSynchronization.DEFAULT)\n"
-)
 
 
 def _cli(args, capsys):
