@@ -23,9 +23,13 @@ class Watcher:
     the whole group), with its output read line by line as it comes."""
 
     def __init__(self, *args: str):
+        # SIGINT at its default in the child: run in the background by a shell without job
+        # control (as CI may run the suite), pytest inherits it ignored, and Python would
+        # leave it ignored in the child, which then never sees Ctrl-C.
         self.process = subprocess.Popen(
             [sys.executable, "-m", "syncadvisor", "check", "--watch", "--no-cache", *args],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         self.lines: "queue.Queue[str]" = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 
