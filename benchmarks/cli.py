@@ -25,7 +25,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m benchmarks",
         description="Time syncadvisor (cold, warm), ruff, flake8 with and without the TFS plugin, and "
                     "TorchFix on the same files, alternating runs; print medians, ratios to ruff "
-                    "--no-cache, peak memory and the targets.")
+                    "--no-cache, peak memory and the targets.",
+        epilog="python -m benchmarks field [--help]: the field benchmark instead: syncadvisor's findings "
+               "on pinned real packages against the hand labels in benchmarks/field_labels.toml.")
     p.add_argument("--corpus", choices=list(corpus_mod.CORPUS_CHOICES), default="keras+tf_keras",
                    help="which pinned PyPI packages to measure on; 'all' = keras+tf_keras, then tensorflow "
                         "(default: %(default)s)")
@@ -59,6 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    rest = sys.argv[1:] if argv is None else list(argv)
+    if rest[:1] == ["field"]:
+        from benchmarks import field
+
+        return field.main(rest[1:])
     args = build_parser().parse_args(argv)
     started = time.perf_counter()
     if args.repeats < 1:
