@@ -278,6 +278,12 @@ def test_the_pins_are_the_issues_list():
                      "opennmt-tf", "dm-sonnet", "tf-agents", "keras-hub", "keras", "tf-keras"}
 
 
+def test_the_labels_in_the_repository_load_and_name_pinned_packages():
+    labels = field.load_labels(field.LABELS_FILE)
+    pinned = {field.norm_dist(d) for d, _ in field.FIELD_PINS}
+    assert labels and all(field.norm_dist(lab.package) in pinned for lab in labels)
+
+
 def test_a_declaring_file_outside_the_wheel_is_named(tmp_path):
     root = tmp_path / "work" / "pkg-1.0"
     (root / "sub").mkdir(parents=True)
