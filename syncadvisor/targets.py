@@ -133,10 +133,12 @@ def parse_requirement(line: str) -> Optional[Tuple[str, Optional[Tuple[Clause, .
 
 def newest(ranges: Sequence[Tuple[Clause, ...]], releases: Iterable[Release]
            ) -> Optional[Release]:
-    """The newest of `releases` that every range allows; failing that (ranges that
+    """The newest release that every range allows (`releases`: the newest patch of each
+    minor, every patch below it released too); failing that (ranges that
     contradict each other, as alternative requirements files may), the newest any one
     allows; None where none does."""
-    releases = sorted(releases, reverse=True)
+    releases = sorted({release[:-1] + (patch,) for release in releases
+                       for patch in range(release[-1] + 1)}, reverse=True)
     for release in releases:
         if all(allows(clauses, release) for clauses in ranges):
             return release
