@@ -4,8 +4,9 @@ A file's settings come from the nearest config file above it, as ruff resolves t
 `syncadvisor.toml` (its top-level keys are the table) or a `pyproject.toml` with a
 `[tool.syncadvisor]` table; defaults where there is none. `Configuration` resolves them
 for a run; a single `Settings` also answers `for_path`, for a run that uses one for
-every file. Unknown keys and bad values raise `ConfigError` naming the key and the file
-(exit 2).
+every file. Either way, a file's `target-tensorflow` (and what `keras` is) come from its
+project's declared dependencies where the config does not set them (`targets`). Unknown
+keys and bad values raise `ConfigError` naming the key and the file (exit 2).
 """
 from __future__ import annotations
 
