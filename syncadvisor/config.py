@@ -200,12 +200,16 @@ def with_target(settings: Settings, target: "Target") -> Settings:
 # path (the API's, the flake8 plugin's), which is not a `Configuration`.
 _RESOLVED: Dict[Tuple[int, str, Optional[str]], Tuple[Settings, Settings]] = {}
 _PROJECTS: List["Projects"] = []
+_RESOLVED_LIMIT = 4096
 
 
 def _resolved_for(settings: Settings, real_folder: str, module: Optional[str]) -> Settings:
     key = (id(settings), real_folder, module)
     found = _RESOLVED.get(key)
     if found is None:
+        if len(_RESOLVED) >= _RESOLVED_LIMIT:  # a long-lived process (an editor's) reads
+            _RESOLVED.clear()                   # declarations afresh now and then
+            _PROJECTS.clear()
         if not _PROJECTS:
             from .targets import Projects
 
