@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from .records import replace
 from . import __version__
 from .cache import FOLDER, Cache, default_directory
+from .targets import NO_PROJECT as NO_TARGET
 from .config import (Configuration, ConfigError, Selection, Settings, config_options,
                      settings_toml, validate_codes, with_table)
 from .engine import FixOutcome, Run, RunResult
@@ -130,6 +131,9 @@ def _add_configuration_arguments(check: argparse.ArgumentParser) -> None:
     check.add_argument("--show-settings", action="store_true",
                        help="print the settings in force for the first file (or PATH) and the "
                             "config file they come from; check nothing")
+    check.add_argument("--verbose", "-v", action="store_true",
+                       help="say on standard error, once per project, which TensorFlow and "
+                            "Keras the check targets and which declaration says so")
     check.add_argument("--show-files", action="store_true",
                        help="print the files that would be checked, one a line; check nothing")
     check.add_argument("--force-exclude", action="store_true",
@@ -258,7 +262,8 @@ def _show(args: argparse.Namespace, configuration: Configuration, paths: List[st
         settings = configuration.for_folder(path) if os.path.isdir(path) \
             else configuration.for_path(path)
         sys.stdout.write(f"Settings for: {path}\n"
-                         f"Config file: {settings.source or 'none (the defaults)'}\n\n")
+                         f"Config file: {settings.source or 'none (the defaults)'}\n"
+                         f"Target: {settings.target_summary()}\n\n")
         sys.stdout.write(settings_toml(settings, None if os.path.isdir(path) else path))
     return EXIT_CLEAN
 
@@ -290,6 +295,7 @@ def _check(args: argparse.Namespace) -> int:
         except UnreadableSource as exc:
             raise UsageError(f"standard input: {exc}") from None
         run.add_file(name, data)
+        _say_targets(args, [settings])
     else:
         try:
             files = list(discover(paths, configuration))
@@ -308,11 +314,24 @@ def _check(args: argparse.Namespace) -> int:
         _hold(args, run)
         for path in files:
             run.add_file(path)
+        _say_targets(args, [configuration.for_path(path) for path in files])
     if getattr(args, "add_noqa", False):
         return _add_noqa(run)
     if fixing:
         return _fix(args, run, stdin)
     return _report(args, run.check(), sources=_sources(run))
+
+
+def _say_targets(args: argparse.Namespace, each: List[Settings]) -> None:
+    """--verbose: the target of each project checked (and where it comes from), once."""
+    if not getattr(args, "verbose", False):
+        return
+    said = set()
+    for settings in each:
+        line = settings.target_summary()
+        if line not in said:
+            said.add(line)
+            print(f"syncadvisor: target {line}", file=sys.stderr)
 
 
 def _sources(run: Run, changed: Optional[Dict[str, str]] = None) -> Sources:
@@ -531,7 +550,9 @@ def _watched(args: argparse.Namespace) -> Tuple[object, ...]:
         configuration = _configuration(args)  # afresh: a config file may come or go
         files = list(discover(args.paths or ["."], configuration))
         configs = sorted({source for source in (configuration.for_path(f).source
-                                                for f in files) if source})
+                                                for f in files) if source}
+                         | {path for f in files
+                            for path in (configuration.for_path(f).target or NO_TARGET).files})
     except (ConfigError, MissingPath) as exc:
         return (str(exc),)
     state: List[object] = []

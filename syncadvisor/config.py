@@ -4,8 +4,9 @@ A file's settings come from the nearest config file above it, as ruff resolves t
 `syncadvisor.toml` (its top-level keys are the table) or a `pyproject.toml` with a
 `[tool.syncadvisor]` table; defaults where there is none. `Configuration` resolves them
 for a run; a single `Settings` also answers `for_path`, for a run that uses one for
-every file. Unknown keys and bad values raise `ConfigError` naming the key and the file
-(exit 2).
+every file. Either way, a file's `target-tensorflow` (and what `keras` is) come from its
+project's declared dependencies where the config does not set them (`targets`). Unknown
+keys and bad values raise `ConfigError` naming the key and the file (exit 2).
 """
 from __future__ import annotations
 
@@ -17,13 +18,18 @@ import re
 import stat
 import sys
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import (TYPE_CHECKING, Callable, Dict, Iterable, List, Mapping, Optional, Sequence,
+                    Tuple, Union)
+
+if TYPE_CHECKING:
+    from .targets import Projects, Target
 
 
 TABLE = "syncadvisor"
 CONFIG_FILE = "syncadvisor.toml"
 KERAS_CHOICES = ("auto", "2", "3")
 ASSUME_CHOICES = ("unknown", "mirrored", "none")
+DEFAULT_TARGET = (2, 21)
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)?$")
 _CODE_PREFIX = re.compile(r"^[A-Z]{1,3}[0-9]{0,3}$")
 
@@ -55,25 +61,65 @@ class Settings:
     per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
     exclude: Optional[Tuple[str, ...]] = None  # None: the config does not say (DEFAULT_EXCLUDE)
     extend_exclude: Tuple[str, ...] = ()
-    target_tensorflow: Tuple[int, int] = (2, 21)
-    keras: str = "auto"
+    target_tensorflow: Tuple[int, int] = DEFAULT_TARGET
+    keras: str = "auto"  # what tf.keras is: "2", "3", or "auto" (from target_tensorflow)
+    # What the `keras` package is: "2" or "3" where the project pins keras; "auto": the
+    # keras TensorFlow itself requires (`tfapi.keras_is_keras3`). Inferred only.
+    keras_package: str = "auto"
     assume_strategy: str = "unknown"
     # Selections made after the config's (the command line's): (select, extend-select, ignore)
     overrides: Tuple["Selection", ...] = ()
     force_exclude: bool = False  # excludes apply to paths named on the command line too
     root: str = field(default_factory=os.getcwd, compare=False)
     source: Optional[str] = field(default=None, compare=False)  # the config file (None: none)
+    # The keys a config file or --config set: the project's declarations never change them.
+    set_keys: Tuple[str, ...] = ()
+    # Whether the project's declared target is applied (`for_path` has nothing left to
+    # infer), and what it was: the declaration files and requirements read.
+    resolved: bool = field(default=False, compare=False)
+    target: Optional["Target"] = field(default=None, compare=False)
 
     def for_path(self, path: str) -> "Settings":
-        """The settings of `path`: these, for every path (see `Configuration`)."""
-        return self
+        """The settings of `path`: these, for every path, with the target that the
+        project of `path` declares (see `Configuration`)."""
+        if self.resolved:
+            return self
+        folder = os.path.dirname(path) or os.curdir
+        return _resolved_for(self, os.path.realpath(folder), _module_in(folder, path))
 
     def for_folder(self, folder: str) -> "Settings":
-        return self
+        if self.resolved:
+            return self
+        return _resolved_for(self, os.path.realpath(folder), None)
 
     def cache_key(self) -> str:
         """What the per-file model depends on (selection does not change models)."""
-        return f"tf={self.target_tensorflow};keras={self.keras}"
+        return f"tf={self.target_tensorflow};keras={self.keras};keras-package={self.keras_package}"
+
+    def target_summary(self) -> str:
+        """What the target is and where it comes from, in a line."""
+        from .model import tfapi
+
+        tf_keras = 3 if tfapi.tf_keras_is_keras3(self.target_tensorflow, self.keras) else 2
+        keras = 3 if tfapi.keras_is_keras3(self.target_tensorflow, self.keras_package) else 2
+        target = self.target
+        version = f"{self.target_tensorflow[0]}.{self.target_tensorflow[1]}"
+        if "target-tensorflow" not in self.set_keys and self.target_tensorflow == DEFAULT_TARGET \
+                and (target is None or target.tensorflow is None):
+            version += " (the default)"
+        what = f"TensorFlow {version}, tf.keras Keras {tf_keras}, keras Keras {keras}"
+        set_here = [key for key in ("target-tensorflow", "keras") if key in self.set_keys]
+        why = []
+        if set_here:
+            why.append(f"{' and '.join(set_here)} set by {self.source or '--config'}")
+        files = ", ".join(tidy(path) for path in target.files) if target is not None else ""
+        if not files:
+            why.append("no dependency declaration above")
+        elif target is not None and not target.requirements:
+            why.append(f"none declared in {files}")
+        elif target is not None:
+            why.append(f"from {files}: {', '.join(target.requirements)}")
+        return f"{what} ({'; '.join(why)})"
 
     def run_key(self) -> str:
         """What a run's findings depend on, besides the files."""
@@ -129,6 +175,57 @@ class Settings:
 
 
 Selection = Tuple[Optional[Tuple[str, ...]], Tuple[str, ...], Tuple[str, ...]]
+
+
+def tidy(path: str) -> str:
+    """A path as a report shows it: relative to the current folder where below it."""
+    rel = os.path.relpath(path) if os.path.isabs(path) else path
+    return path if rel.startswith("..") else rel
+
+
+def with_target(settings: Settings, target: "Target") -> Settings:
+    """`settings` with what the project declares (`target`) in the keys that no config
+    file or --config set and that hold their defaults."""
+    values: Dict[str, object] = {"resolved": True, "target": target}
+    if target.tensorflow is not None and "target-tensorflow" not in settings.set_keys and \
+            settings.target_tensorflow == DEFAULT_TARGET:
+        values["target_tensorflow"] = target.tensorflow
+    if target.keras is not None and settings.keras_package == "auto":
+        values["keras_package"] = target.keras
+    return replace(settings, **values)  # type: ignore[arg-type]
+
+
+# (id of a settings, real folder, module) -> (that settings, kept so that its id stays its
+# own; the settings with that project's target): for a `Settings` that answers for every
+# path (the API's, the flake8 plugin's), which is not a `Configuration`.
+_RESOLVED: Dict[Tuple[int, str, Optional[str]], Tuple[Settings, Settings]] = {}
+_PROJECTS: List["Projects"] = []
+_RESOLVED_LIMIT = 4096
+
+
+def _resolved_for(settings: Settings, real_folder: str, module: Optional[str]) -> Settings:
+    key = (id(settings), real_folder, module)
+    found = _RESOLVED.get(key)
+    if found is None:
+        if len(_RESOLVED) >= _RESOLVED_LIMIT:  # a long-lived process (an editor's) reads
+            _RESOLVED.clear()                   # declarations afresh now and then
+            _PROJECTS.clear()
+        if not _PROJECTS:
+            from .targets import Projects
+
+            _PROJECTS.append(Projects())
+        projects = _PROJECTS[0]
+        if module is not None and not projects.holds_dist_info(real_folder):
+            return _resolved_for(settings, real_folder, None)
+        found = _RESOLVED[key] = (settings,
+                                  with_target(settings, projects.target(real_folder, module)))
+    return found[1]
+
+
+def _module_in(folder: str, path: str) -> Optional[str]:
+    """The top-level module a file directly in a site-packages-like folder is."""
+    name = os.path.basename(path)
+    return name.rsplit(".", 1)[0] if name.endswith((".py", ".pyi")) else None
 
 
 @lru_cache(maxsize=None)
@@ -349,37 +446,65 @@ def with_table(settings: Settings, table: Mapping[str, object]) -> Settings:
     """`settings` with the keys of `table` (a valid --config table) set as a config file's
     would set them, the others left as they are."""
     given = settings_from_table(table, settings.root, "--config", where="--config")
-    return replace(settings, **{key.replace("-", "_"): getattr(given, key.replace("-", "_"))
-                                for key in table})
+    values = {key.replace("-", "_"): getattr(given, key.replace("-", "_")) for key in table}
+    values["set_keys"] = tuple(sorted(set(settings.set_keys) | set(table)))
+    return replace(settings, **values)
 
 
 class Configuration:
     """Each file's `Settings`, as ruff resolves them: those of the nearest config file
     above the file (`find_config`), or the defaults where there is none; or those of
     `config_file` for every file (--config FILE). `adjust` (the command line's changes)
-    applies to each. Looked up once per folder, and each config file read once, so the
-    files of one config share one `Settings` object."""
+    applies to each. Then the target that the file's project declares (`targets`: the
+    nearest folder above the file with a dependency declaration, found independently of
+    the config file) fills `target-tensorflow` and what `keras` is, where neither the
+    config nor `adjust` set them. Looked up once per folder, and each config file and
+    declaration read once, so the files of one config and one project share one
+    `Settings` object."""
 
     def __init__(self, config_file: Optional[str] = None,
                  adjust: Optional[Callable[[Settings], Settings]] = None):
+        from .targets import Projects
+
         self.adjust = adjust or (lambda settings: settings)
         self._fixed = None if config_file is None else self.adjust(load_settings(config_file))
         self._folders: Dict[str, Settings] = {}  # a folder as named -> its settings
-        self._real: Dict[str, Settings] = {}  # a real folder -> its settings
+        self._real: Dict[str, Settings] = {}  # a real folder -> its config's settings
         self._files: Dict[Optional[str], Settings] = {}  # a config file (None: none) -> ...
+        self.projects = Projects()
+        # (id of a config's settings, a project's target) -> the two together
+        self._targeted: Dict[Tuple[int, "Target"], Settings] = {}
 
     def for_path(self, path: str) -> Settings:
         """The settings of the file (or standard input's name) `path`."""
-        return self.for_folder(os.path.dirname(path) or os.curdir)
+        folder = os.path.dirname(path) or os.curdir
+        module = _module_in(folder, path)
+        if module is not None:
+            real = os.path.realpath(folder)
+            if self.projects.holds_dist_info(real):  # the file's own dist-info decides
+                return self._with_target(self._config_for(folder), real, module)
+        return self.for_folder(folder)
 
     def for_folder(self, folder: str) -> Settings:
         """The settings of the files directly in `folder`."""
-        if self._fixed is not None:
-            return self._fixed
         settings = self._folders.get(folder)
         if settings is None:
-            settings = self._folders[folder] = self._resolve(os.path.realpath(folder))
+            settings = self._folders[folder] = self._with_target(
+                self._config_for(folder), os.path.realpath(folder), None)
         return settings
+
+    def _config_for(self, folder: str) -> Settings:
+        if self._fixed is not None:
+            return self._fixed
+        return self._resolve(os.path.realpath(folder))
+
+    def _with_target(self, settings: Settings, real: str, module: Optional[str]) -> Settings:
+        target = self.projects.target(real, module)
+        key = (id(settings), target)
+        found = self._targeted.get(key)
+        if found is None:
+            found = self._targeted[key] = with_target(settings, target)
+        return found
 
     def _resolve(self, real: str) -> Settings:
         passed: List[str] = []
@@ -425,7 +550,7 @@ def settings_from_table(table: Mapping, root: str, source: str = "pyproject.toml
         raise ConfigError(f"{where}: unknown key `{unknown[0]}` "
                           f"(known: {', '.join(sorted(known))})")
     settings = Settings(root=root, source=source)
-    values: Dict[str, object] = {}
+    values: Dict[str, object] = {"set_keys": tuple(sorted(table))}
     for key in ("select", "ignore", "extend-select"):
         if key in table:
             values[key.replace("-", "_")] = tuple(validate_codes(table[key], f"{where} `{key}`"))

@@ -8,7 +8,8 @@ It works from the `lines` flake8 hands over (editors send the unsaved buffer on
 stdin, so the file on disk may be stale), reports 0-based columns as the plugin
 API wants (flake8 adds 1 when printing), and reads the settings of the nearest
 config file (a syncadvisor.toml, or a pyproject.toml's `[tool.syncadvisor]`), which
-flake8 itself never does. File models are built
+flake8 itself never does, and the target TensorFlow the file's project declares, as the
+command finds it (`Settings.for_path`). File models are built
 from flake8's own tree, and come from the same cache as the command's, keyed by
 the buffer's content, so an unchanged file is not modelled again
 (`SYNCADVISOR_NO_CACHE=1` turns that off).

@@ -48,8 +48,9 @@ def internal_error(path: str, exc: BaseException) -> Finding:
 
 
 def rewrites_for(settings: Settings) -> Sequence[Tuple[str, str]]:
-    return tfapi.prefix_rewrites(tfapi.tf_keras_is_keras3(settings.target_tensorflow,
-                                                           settings.keras))
+    return tfapi.prefix_rewrites(
+        tfapi.tf_keras_is_keras3(settings.target_tensorflow, settings.keras),
+        tfapi.keras_is_keras3(settings.target_tensorflow, settings.keras_package))
 
 
 def analyze_text(text: str, path: str, settings: Settings, module: Optional[str] = None,

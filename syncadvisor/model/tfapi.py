@@ -474,10 +474,14 @@ _PREFIX_REWRITES_COMMON = (
 )
 
 
-def prefix_rewrites(tf_keras_is_keras3: bool) -> Tuple[Tuple[str, str], ...]:
-    """Rewrites for this run; `tf.keras` is Keras 3 from TensorFlow 2.16 on."""
+def prefix_rewrites(tf_keras_is_keras3: bool, keras_is_keras3: bool = True
+                    ) -> Tuple[Tuple[str, str], ...]:
+    """Rewrites for this run; `tf.keras` is Keras 3 from TensorFlow 2.16 on, and the
+    `keras` package is Keras 2 where the project installs keras 2.x (`keras.src.` too:
+    keras 2.13-2.15 keep their code there, as tf_keras does)."""
     keras = "keras." if tf_keras_is_keras3 else "tf_keras."
-    return _PREFIX_REWRITES_COMMON + (
+    package = () if keras_is_keras3 else ((KERAS3_PREFIX, KERAS2_PREFIX),)
+    return package + _PREFIX_REWRITES_COMMON + (
         ("tensorflow.keras.", keras),
         ("tensorflow.compat.v1.keras.", keras),
     )
@@ -488,7 +492,38 @@ def tf_keras_is_keras3(target_tensorflow: Tuple[int, int], keras: str) -> bool:
         return False
     if keras == "3":
         return True
-    return target_tensorflow >= (2, 16)
+    return target_tensorflow >= KERAS3_FROM_TENSORFLOW
+
+
+def keras_is_keras3(target_tensorflow: Tuple[int, int], keras_package: str) -> bool:
+    """Whether the `keras` package is Keras 3: as the project's keras pin says, else the
+    keras that TensorFlow itself requires (keras 2.x up to TensorFlow 2.15)."""
+    if keras_package in ("2", "3"):
+        return keras_package == "3"
+    return target_tensorflow >= KERAS3_FROM_TENSORFLOW
+
+
+# --- released versions (what a project's declared range can resolve to) ------
+
+# TensorFlow 2.16 made tf.keras Keras 3 and requires keras>=3.0 (2.6-2.15 require keras
+# 2.x of their own minor).
+KERAS3_FROM_TENSORFLOW = (2, 16)
+# The distributions that install TensorFlow's `tensorflow` package (names normalised as
+# PEP 503 does), and those of Keras.
+TENSORFLOW_DISTRIBUTIONS = frozenset({"tensorflow", "tensorflow-cpu", "tensorflow-gpu",
+                                      "tensorflow-macos", "tensorflow-intel"})
+KERAS_DISTRIBUTION = "keras"
+TF_KERAS_DISTRIBUTION = "tf-keras"
+# Released TensorFlow 2 minors and the last patch of each; a declared range resolves to
+# the newest (minor, patch) it allows.
+TENSORFLOW_RELEASES: Tuple[Tuple[int, int, int], ...] = (
+    (2, 0, 4), (2, 1, 4), (2, 2, 3), (2, 3, 4), (2, 4, 4), (2, 5, 3), (2, 6, 5), (2, 7, 4),
+    (2, 8, 4), (2, 9, 3), (2, 10, 1), (2, 11, 1), (2, 12, 1), (2, 13, 1), (2, 14, 1),
+    (2, 15, 1), (2, 16, 2), (2, 17, 1), (2, 18, 1), (2, 19, 1), (2, 20, 0), (2, 21, 0))
+# Released keras minors (2.x: Keras 2, TensorFlow's own from 2.6; 3.x: Keras 3): only the
+# major of the newest one a range allows decides anything, so every patch level is 0.
+KERAS_RELEASES: Tuple[Tuple[int, int, int], ...] = tuple(
+    [(2, minor, 0) for minor in range(0, 16)] + [(3, minor, 0) for minor in range(0, 16)])
 
 
 # --- usage -------------------------------------------------------------------

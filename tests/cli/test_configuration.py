@@ -70,8 +70,10 @@ def test_the_nearest_config_file_wins_and_syncadvisor_toml_first(tmp_path, capsy
     configuration = Configuration()
     assert configuration.for_path(str(tmp_path / "own" / "deep" / "d.py")).source == str(
         tmp_path / "own" / "syncadvisor.toml")
-    assert configuration.for_path(str(tmp_path / "plain" / "p.py")) is \
-        configuration.for_path(str(tmp_path / "top.py"))  # one config, one Settings
+    plain = configuration.for_path(str(tmp_path / "plain" / "p.py"))
+    assert plain.source == configuration.for_path(str(tmp_path / "top.py")).source
+    # one config and one project (plain/ declares one: [project]), one Settings
+    assert plain is configuration.for_path(str(tmp_path / "plain" / "deep" / "q.py"))
 
 
 def test_no_config_file_means_the_defaults(tmp_path):
