@@ -414,6 +414,9 @@ STRATEGY_TRAITS: Dict[str, StrategyTraits] = {
 }
 MIRRORING_STRATEGIES = tuple(k for k, t in STRATEGY_TRAITS.items() if t.mirrors)
 AGGREGATING_STRATEGIES = tuple(k for k, t in STRATEGY_TRAITS.items() if t.aggregates_on_write)
+# `tf.Variable(..., per_worker_variable=True)` under ParameterServerStrategy: one copy per
+# worker by design (ps_values.PerWorkerVariable), updated without aggregation.
+PER_WORKER_VARIABLE_ARG = "per_worker_variable"
 
 
 def _strategy_names() -> Dict[str, str]:
