@@ -849,8 +849,10 @@ class ModelBuilder:
                     or last in tfapi.CROSS_REPLICA_FN_METHODS:
                 self._record_entry(node, receiver, last, fn)
             if last in tfapi.OBJECT_USE_METHODS:
+                passed = self._passed_objects(node) if last == "compile" else ()
                 self.model.uses.append(ObjectUse(self._ref_bound(receiver), last,
-                                                 self._span(node), fn.id, tuple(fn.scopes)))
+                                                 self._span(node), fn.id, tuple(fn.scopes),
+                                                 passed))
         if last == "Checkpoint" or last in tfapi.SAVE_METHODS:
             self._record_save(node, func, attribute, last, fn)
         if last in tfapi.BATCH_NORMALIZATION_NAMES:
@@ -859,6 +861,20 @@ class ModelBuilder:
                 layer = LayerCall(None, self._arguments(node), self._span(node), fn.id,
                                   tuple(fn.scopes))
                 self._pending_layer_calls.append((layer, self._ref(parts)))
+
+    def _passed_objects(self, node: ast.Call) -> Tuple[Tuple[str, Bound], ...]:
+        """The objects `compile(...)` is handed, a list's elements one by one."""
+        given = [(k.arg, k.value) for k in node.keywords
+                 if k.arg in tfapi.COMPILE_OBJECT_ARGUMENTS]
+        given += [(keyword, node.args[position])
+                  for keyword, position in tfapi.COMPILE_OBJECT_ARGUMENTS.items()
+                  if position is not None and position < len(node.args)]
+        passed: List[Tuple[str, Bound]] = []
+        for keyword, value in given:
+            elements = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
+            passed.extend((str(keyword), self._ref_bound(e)) for e in elements
+                          if not isinstance(e, ast.Starred))
+        return tuple(passed)
 
     def _record_update(self, node, func, attribute, last: str, fn: Function) -> None:
         positional, _ = self._call_arguments(node)

@@ -217,6 +217,9 @@ class ObjectUse:
     span: Span
     function: Optional[str]
     scopes: Tuple[int, ...]
+    # The objects handed over (`compile(optimizer=opt, metrics=[m])`: opt, m), with the
+    # argument each came in.
+    passed: Tuple[Tuple[str, Bound], ...] = ()
 
 
 @record(slots=True)

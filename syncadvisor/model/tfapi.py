@@ -414,6 +414,9 @@ STRATEGY_TRAITS: Dict[str, StrategyTraits] = {
 }
 MIRRORING_STRATEGIES = tuple(k for k, t in STRATEGY_TRAITS.items() if t.mirrors)
 AGGREGATING_STRATEGIES = tuple(k for k, t in STRATEGY_TRAITS.items() if t.aggregates_on_write)
+# `tf.Variable(..., per_worker_variable=True)` under ParameterServerStrategy: one copy per
+# worker by design (ps_values.PerWorkerVariable), updated without aggregation.
+PER_WORKER_VARIABLE_ARG = "per_worker_variable"
 
 
 def _strategy_names() -> Dict[str, str]:
@@ -576,14 +579,27 @@ KERAS_REPLICA_METHODS: Dict[str, FrozenSet[str]] = {
     OPTIMIZER: frozenset({"apply_gradients"}),
 }
 
+# Optimizer methods that make or update its variables under the strategy current then.
+OPTIMIZER_USE_METHODS = frozenset({"apply_gradients", "build", "minimize"})
 # Object methods worth recording for TFS105/TFS108.
 OBJECT_USE_METHODS = frozenset({"compile", "fit", "evaluate", "predict", "update_state",
-                                "train_on_batch", "test_on_batch"})
+                                "train_on_batch", "test_on_batch"}) | OPTIMIZER_USE_METHODS
+# `model.compile(...)` arguments that hand over objects with variables: keyword ->
+# position (None: keyword only). Keras 3 and tf_keras alike.
+COMPILE_OBJECT_ARGUMENTS: Dict[str, Optional[int]] = {
+    "optimizer": 0, "metrics": None, "weighted_metrics": None}
 MODEL_TRAINING_METHODS = frozenset({"compile", "fit", "evaluate", "predict", "train_on_batch",
                                     "test_on_batch"})
 # Keras model constructors outside the project (user classes are found by their bases).
 MODEL_CLASS_NAMES = frozenset({"Sequential", "Model", "Functional"})
 MODEL_MODULE_SEGMENTS = frozenset({"applications"})
+# Classes under `optimizers`/`metrics` that hold no strategy-bound variables.
+NOT_STATEFUL_OBJECT_SEGMENTS = frozenset({"schedules"})
+# Keras 3 optimizers whose `build` may create no slot variables (SGD without momentum):
+# made outside the scope they are used in, they raise only once they have slots
+# (`TFOptimizer.add_variable_from_reference` enters `colocate_vars_with` of the strategy
+# captured in `__init__`).
+KERAS3_OPTIMIZERS_MAYBE_WITHOUT_SLOTS = frozenset({"SGD"})
 
 BATCH_NORMALIZATION_NAMES = frozenset({"BatchNormalization"})
 

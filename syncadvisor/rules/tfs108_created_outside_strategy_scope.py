@@ -1,10 +1,11 @@
 from __future__ import annotations
 
-from typing import Iterator, List, Optional
+from typing import Iterator, List, Optional, Tuple
 
 from ..findings import Finding
 from ..model import tfapi
 from ..model.contexts import IN_STRATEGY, NO_STRATEGY, Context, Strategy
+from ..model.usage import REPLICA
 from ..model.facts import BOUND_CALL, BOUND_NAMES, Bound
 from .base import ERROR, WARNING, Expect, Invalid, Rule, RuleContext, snippet
 
@@ -34,6 +35,34 @@ def _model_family(qname: str, project) -> Optional[str]:
     return None
 
 
+def _object_kind(qname: str, project) -> Tuple[Optional[str], Optional[str], str]:
+    """(family, OPTIMIZER or METRIC, the Keras class's last name) of a class, or Nones."""
+    names = project.index.external_bases(qname) if qname in project.index.classes else [qname]
+    for name in names:
+        for prefix, family in tfapi.KERAS_FAMILY_PREFIXES:
+            segments = name.split(".")
+            if not name.startswith(prefix) or tfapi.NOT_STATEFUL_OBJECT_SEGMENTS & set(segments):
+                continue
+            for segment, kind in tfapi.KERAS_KIND_SEGMENTS:
+                if segment in segments:
+                    return family, kind, segments[-1]
+    return None, None, ""
+
+
+def _tpu_raw_assign(site, made: Strategy, used: Strategy) -> bool:
+    """A TPU variable assigned inside a TPU computation skips the strategy check.
+
+    tensorflow/python/distribute/tpu_values.py: `TPUMirroredVariable.assign`/`assign_add`/
+    `assign_sub` (and `TPUOnWritePolicy`'s), inside `tpu_util.enclosing_tpu_context()` and
+    with aggregation NONE, and `TPUSyncOnReadVariable`'s (and `TPUOnReadPolicy`'s) always,
+    call `tpu_util.make_raw_assign_fn(...)` on the handle instead of `var._update`, so
+    `distribute_lib.enter_or_assert_strategy` -- which raises "Mixing different
+    tf.distribute.Strategy objects" -- never runs."""
+    if tfapi.TPU not in made.kinds or tfapi.TPU not in used.kinds:
+        return False
+    return site.sync.member == tfapi.SYNC_ON_READ or site.agg.member == tfapi.AGG_NONE
+
+
 def _outer_call(bound: Bound, depth: int = 0) -> Optional[Bound]:
     """The call a name was last bound to in the code that uses it (`model = build()`)."""
     if bound.kind == BOUND_CALL and bound.span is not None:
@@ -50,17 +79,37 @@ class CreatedOutsideStrategyScope(Rule):
     """
     ## What it does
     Flags a Keras model built outside the `strategy.scope()` in which it is then compiled
-    or trained, and a variable created outside the scope (or under another strategy) of
-    the `strategy.run` that updates it.
+    or trained; a Keras optimizer or metric made outside the scope in which it is handed
+    to `model.compile(optimizer=..., metrics=[...])` or used by `optimizer.build`,
+    `apply_gradients` or `minimize` (in the scope, in a function called from it, or in a
+    function given to `strategy.run`); and a variable created outside the scope (or under
+    another strategy) of the `strategy.run` that updates it. The object is followed
+    through names, `self` attributes, module globals and return values. An object handed
+    to a function or a trainer's constructor is not followed (what the callee does with
+    its parameter is not modelled), so it is never flagged.
 
     ## Why is this bad?
     A model's variables belong to the strategy that was current when they were made.
     tf_keras refuses it in `compile`: ``ValueError: Variable (...) was not created in the
     distribution strategy scope of (...)``. Keras 3 compiles it and then fails in `fit`
     (a bare `AssertionError`, or ``ValueError: `colocate_vars_with` must only be passed a
-    variable created in this tf.distribute.Strategy.scope()``). A variable made under
-    another strategy object raises ``RuntimeError: Mixing different tf.distribute.Strategy
-    objects``. A plain `tf.Variable` made outside any scope raises nothing: the replicas
+    variable created in this tf.distribute.Strategy.scope()``). A Keras 3 optimizer keeps
+    the strategy current in its `__init__`: made outside, `optimizer = Adam()` then
+    `model.compile(optimizer=optimizer)` inside the scope raises ``RuntimeError: Mixing
+    different tf.distribute.Strategy objects`` in `fit`, when it builds its slot
+    variables (SGD without momentum has none and runs: a warning). A tf_keras optimizer
+    made outside runs (it makes its slots under the strategy current when it builds), so
+    it is not flagged. A tf_keras metric made outside raises
+    ``ValueError: Metric (...) passed to `model.compile` was created inside a different
+    distribution strategy scope``; a Keras 3 metric made outside runs (not flagged). An
+    optimizer, metric or variable made under another strategy object raises
+    ``RuntimeError: Mixing different tf.distribute.Strategy objects`` -- except a
+    replica-context assign of a TPU variable (ON_READ, or aggregation NONE) inside
+    another TPUStrategy's `run`: `TPUMirroredVariable.assign*` and
+    `TPUSyncOnReadVariable.assign*` in tensorflow/python/distribute/tpu_values.py assign
+    through `tpu_util.make_raw_assign_fn` there, never reaching the strategy check
+    (`distribute_lib.enter_or_assert_strategy`), so nothing raises and nothing is
+    claimed. A plain `tf.Variable` made outside any scope raises nothing: the replicas
     share it and update it one after the other, and the result depends on their order.
 
     ## Example
@@ -85,7 +134,8 @@ class CreatedOutsideStrategyScope(Rule):
     code = "TFS108"
     name = "created-outside-strategy-scope"
     severity = ERROR
-    summary = "a model or variable created outside the strategy scope (or under another strategy) it is used in"
+    summary = ("a model, optimizer, metric or variable created outside the strategy scope "
+               "(or under another strategy) it is used in")
 
     VALID = [
         snippet("""
@@ -96,6 +146,35 @@ class CreatedOutsideStrategyScope(Rule):
                 model = keras.Sequential([keras.layers.Dense(1)])
                 model.compile(loss='mse')
             model.fit([[1.]], [[1.]])
+        """),
+        snippet("""
+            import tensorflow as tf
+            strategy = tf.distribute.MirroredStrategy()
+            with strategy.scope():
+                optimizer = tf.keras.optimizers.Adam()
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer=optimizer, loss='mse')
+            model.fit([[1.]], [[1.]])
+        """),
+        snippet("""
+            import tf_keras
+            import tensorflow as tf
+            strategy = tf.distribute.MirroredStrategy()
+            optimizer = tf_keras.optimizers.Adam()  # tf_keras makes its slots when it builds
+            with strategy.scope():
+                model = tf_keras.Sequential([tf_keras.layers.Dense(1)])
+                model.compile(optimizer=optimizer, loss='mse')
+            model.fit([[1.]], [[1.]])
+        """),
+        snippet("""
+            import tensorflow as tf
+            train = tf.distribute.TPUStrategy(resolver)
+            evaluate = tf.distribute.TPUStrategy(resolver)
+            with train.scope():
+                seen = tf.Variable(0.)
+            def step(x):
+                seen.assign_add(x)  # raw TPU assign: no strategy check
+            evaluate.run(step, args=(1.,))
         """),
     ]
     INVALID = [
@@ -122,11 +201,36 @@ class CreatedOutsideStrategyScope(Rule):
             """),
             (Expect(3, 9, WARNING),),
         ),
+        Invalid(
+            snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                optimizer = tf.keras.optimizers.Adam()
+                with strategy.scope():
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(optimizer=optimizer, loss='mse')
+                model.fit([[1.]], [[1.]])
+            """),
+            (Expect(3, 13, ERROR),),
+        ),
+        Invalid(
+            snippet("""
+                import tensorflow as tf
+                import tf_keras
+                strategy = tf.distribute.MirroredStrategy()
+                auc = tf_keras.metrics.AUC()
+                with strategy.scope():
+                    model = tf_keras.Sequential([tf_keras.layers.Dense(1)])
+                    model.compile(optimizer='adam', loss='mse', metrics=[auc])
+            """),
+            (Expect(4, 7, ERROR),),
+        ),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         yield from self._variables(ctx)
         yield from self._models(ctx)
+        yield from self._objects(ctx)
 
     def _variables(self, ctx: RuleContext) -> Iterator[Finding]:
         for site in ctx.sites:
@@ -140,7 +244,8 @@ class CreatedOutsideStrategyScope(Rule):
             for where in update.in_replica():
                 if where.strategy is not None:
                     finding = self._compare(ctx, site, created, where.strategy,
-                                            f"`.{update.method}` in {ctx.via(where)}")
+                                            f"`.{update.method}` in {ctx.via(where)}",
+                                            replica=True)
                     if finding is not None:
                         return finding
             for context in update.contexts:  # `with other.scope(): v.assign_add(1.)`
@@ -154,10 +259,12 @@ class CreatedOutsideStrategyScope(Rule):
         return None
 
     def _compare(self, ctx: RuleContext, site, created: List[Context], used: Strategy,
-                 use: str, plain_outside: bool = True) -> Optional[Finding]:
+                 use: str, plain_outside: bool = True, replica: bool = False
+                 ) -> Optional[Finding]:
         for context in created:
             if context.kind == IN_STRATEGY and context.strategy is not None and \
-                    _objects_differ(context.strategy, used):
+                    _objects_differ(context.strategy, used) and \
+                    not (replica and _tpu_raw_assign(site, context.strategy, used)):
                 return ctx.finding(
                     site.call.span,
                     f"`{site.name}` is created under {ctx.describe(context.strategy)} "
@@ -218,3 +325,86 @@ class CreatedOutsideStrategyScope(Rule):
         return (f"the model `{outer.text}` is built outside the strategy scope but used in {used}: "
                 f"{outcome}; build it inside `with {strategy.text}.scope():`")
 
+    def _objects(self, ctx: RuleContext) -> Iterator[Finding]:
+        """Optimizers and metrics made outside the scope they are handed to or used in."""
+        fm, usage = ctx.model, ctx.usage
+        reported = set()
+        for use in fm.uses:
+            if use.method == "compile":
+                handed = list(use.passed)
+            elif use.method in tfapi.OPTIMIZER_USE_METHODS:
+                handed = [("", use.receiver)]
+            else:
+                continue
+            strategies = self._use_strategies(ctx, use)
+            if not strategies:
+                continue
+            for keyword, bound in handed:
+                for obj in usage.constructions(bound, fm.path):
+                    family, kind, cls = _object_kind(str(obj.key), ctx.project)
+                    if kind not in (tfapi.OPTIMIZER, tfapi.METRIC) or \
+                            (not keyword and kind != tfapi.OPTIMIZER) or obj.origin is None:
+                        continue
+                    made_bound, made_path = obj.origin
+                    if made_bound.span is None or (made_path, made_bound.span) in reported:
+                        continue
+                    made = usage.creation_contexts(made_bound, made_path)
+                    verdict = self._object_verdict(ctx, family, kind, cls, made, strategies)
+                    if verdict is None:
+                        continue
+                    reported.add((made_path, made_bound.span))
+                    severity, outcome, strategy = verdict
+                    how = f"handed to `compile({keyword}=...)`" if keyword else \
+                        f"used by `.{use.method}`"
+                    text = f"`{made_bound.text}`"
+                    used = f"{ctx.at(how, fm.path, use.span)} under {ctx.describe(strategy)}"
+                    where = "" if made_path == fm.path else f" (at {made_path})"
+                    yield ctx.finding(
+                        made_bound.span if made_path == fm.path else use.span,
+                        f"the {kind} {text}{where} is made {outcome[0]} but {used}: "
+                        f"{outcome[1]}; make it inside `with {strategy.text}.scope():`",
+                        severity)
+
+    @staticmethod
+    def _use_strategies(ctx: RuleContext, use) -> List[Strategy]:
+        """The strategies current where `use` runs: scopes around it or its callers, and
+        the `strategy.run` calls that run it."""
+        found = [c.strategy for c in ctx.project.contexts.contexts_at(ctx.path, use.function,
+                                                                      use.scopes)
+                 if c.kind == IN_STRATEGY and c.strategy is not None]
+        found += [w.strategy for w in ctx.usage.where_at(use.function)
+                  if w.kind == REPLICA and w.strategy is not None]
+        return found
+
+    @staticmethod
+    def _object_verdict(ctx: RuleContext, family, kind: str, cls: str, made,
+                        strategies: List[Strategy]):
+        """(severity, (where it was made, what happens), the strategy it is used under)."""
+        for context in made:
+            for strategy in strategies:
+                if context.kind == IN_STRATEGY and context.strategy is not None and \
+                        _objects_differ(context.strategy, strategy):
+                    if family == tfapi.KERAS2 and kind == tfapi.METRIC:
+                        outcome = ("tf_keras raises ValueError in `compile` (\"Metric ... "
+                                   "passed to `model.compile` was created inside a different "
+                                   "distribution strategy scope\")")
+                    else:
+                        outcome = "RuntimeError (\"Mixing different tf.distribute.Strategy objects\")"
+                    return ERROR, (f"under {ctx.describe(context.strategy)}", outcome), strategy
+        if not any(c.kind == NO_STRATEGY for c in made) or not strategies:
+            return None
+        strategy = strategies[0]
+        if family == tfapi.KERAS2 and kind == tfapi.METRIC:
+            return ERROR, ("outside any strategy scope",
+                           "tf_keras raises ValueError in `compile` (\"Metric ... passed to "
+                           "`model.compile` was created inside a different distribution "
+                           "strategy scope\")"), strategy
+        if family == tfapi.KERAS3 and kind == tfapi.OPTIMIZER:
+            outcome = ("Keras 3 raises RuntimeError (\"Mixing different tf.distribute.Strategy "
+                       "objects\") when it builds its slot variables, under the default "
+                       "strategy it captured when it was made")
+            if cls in tfapi.KERAS3_OPTIMIZERS_MAYBE_WITHOUT_SLOTS:
+                return WARNING, ("outside any strategy scope",
+                                 outcome + f" (`{cls}` has them only with momentum)"), strategy
+            return ERROR, ("outside any strategy scope", outcome), strategy
+        return None  # a tf_keras optimizer or a Keras 3 metric made outside runs

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, Optional
 
 from ..findings import Finding
 from ..model import tfapi
@@ -14,18 +14,25 @@ class ReplicaUpdateWithoutAggregation(Rule):
     ## What it does
     Flags an AUTO/ON_WRITE variable with aggregation NONE (the default) that is updated in
     replica context -- inside a function given to `strategy.run`, a Keras `train_step`,
-    `Layer.call` or `Metric.update_state`, a custom optimizer's `apply_gradients` -- with
-    a value that can differ between replicas (a loss, a gradient, anything computed from
-    the replica's batch).
+    `Layer.call` or `Metric.update_state`, a custom optimizer's `apply_gradients`.
+    Under CentralStorageStrategy and ParameterServerStrategy any such update is flagged,
+    whatever the value; under MirroredStrategy, MultiWorkerMirroredStrategy and
+    TPUStrategy only one whose value can differ between replicas (a loss, a gradient,
+    anything computed from the replica's batch). A value that is the same on every
+    replica (a literal, a constant) is flagged only where a CentralStorage or
+    ParameterServer strategy is visible. `tf.Variable(..., per_worker_variable=True)`,
+    ParameterServerStrategy's deliberate per-worker state, is never flagged.
 
     ## Why is this bad?
-    Under MirroredStrategy, MultiWorkerMirroredStrategy and TPUStrategy each replica
-    writes only its own copy: the copies silently diverge, a cross-replica read returns
-    replica 0's copy, and checkpoints keep replica 0's value. (TensorFlow up to 2.2 raised
-    "You must specify an aggregation method to update a MirroredVariable in Replica
-    Context"; 2.21 says nothing.) Under CentralStorageStrategy and multi-GPU
-    ParameterServerStrategy it still raises ``ValueError: You must specify an aggregation
-    method to update a AggregatingVariable in Replica Context``.
+    Under CentralStorageStrategy and multi-device ParameterServerStrategy the variable is
+    one `AggregatingVariable`, and any replica-context update of it raises ``ValueError:
+    You must specify an aggregation method to update a AggregatingVariable in Replica
+    Context`` -- even `v.assign_add(1.0)`, the same on every replica. Under
+    MirroredStrategy, MultiWorkerMirroredStrategy and TPUStrategy each replica writes only
+    its own copy: with a value that differs between replicas the copies silently diverge,
+    a cross-replica read returns replica 0's copy, and checkpoints keep replica 0's value.
+    (TensorFlow up to 2.2 raised "You must specify an aggregation method to update a
+    MirroredVariable in Replica Context"; 2.21 says nothing.)
 
     ## Example
     ```python
@@ -54,7 +61,8 @@ class ReplicaUpdateWithoutAggregation(Rule):
     code = "TFS201"
     name = "replica-update-without-aggregation"
     severity = WARNING
-    summary = "a NONE-aggregation variable updated in replica context with a per-replica value"
+    summary = ("a NONE-aggregation variable updated in replica context: raises under "
+               "CentralStorage/ParameterServer, diverges under Mirrored/MWMS/TPU")
     fix_availability = "unsafe"
 
     VALID = [
@@ -82,6 +90,15 @@ class ReplicaUpdateWithoutAggregation(Rule):
             with strategy.scope():
                 scale = tf.Variable(1.)
             scale.assign(2.)
+        """),
+        snippet("""
+            import tensorflow as tf
+            strategy = tf.distribute.experimental.ParameterServerStrategy(resolver)
+            with strategy.scope():
+                seen = tf.Variable(0., per_worker_variable=True)
+            def step(x):
+                seen.assign_add(tf.reduce_sum(x))
+            strategy.run(step, args=(1.,))
         """),
     ]
     INVALID = [
@@ -118,6 +135,18 @@ class ReplicaUpdateWithoutAggregation(Rule):
             """),
             (Expect(4, 13, ERROR),),
         ),
+        Invalid(  # the same on every replica, and still a ValueError
+            snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.experimental.CentralStorageStrategy()
+                with strategy.scope():
+                    steps = tf.Variable(0.)
+                def step():
+                    steps.assign_add(1.)
+                strategy.run(step)
+            """),
+            (Expect(4, 13, ERROR),),
+        ),
         Invalid(  # the WeightNormalization pattern: a weight assigned in call()
             snippet("""
                 import keras
@@ -135,35 +164,56 @@ class ReplicaUpdateWithoutAggregation(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for site in ctx.sites:
             if site.sync.member not in (tfapi.SYNC_AUTO, tfapi.SYNC_ON_WRITE) \
-                    or site.agg.member != tfapi.AGG_NONE:
+                    or site.agg.member != tfapi.AGG_NONE or _per_worker(site):
                 continue
             updates = [u for u in site.updates if u.method in tfapi.UPDATE_METHODS
-                       and u.value_kind == PER_REPLICA and u.replica_context]
-            if not updates:
-                continue
-            contexts = strategy_contexts(site, updates)
-            assume = ctx.settings.assume_strategy
-            raises = judge(contexts, tfapi.AGGREGATING_STRATEGIES, ctx.path, assume, ctx.note)
+                       and u.replica_context]
+            if updates:
+                finding = self._finding(ctx, site, updates)
+                if finding is not None:
+                    yield finding
+
+    def _finding(self, ctx: RuleContext, site, updates) -> Optional[Finding]:
+        assume = ctx.settings.assume_strategy
+        per_replica = [u for u in updates if u.value_kind == PER_REPLICA]
+        # An AggregatingVariable refuses every replica-context update; a value the same
+        # on every replica is reported only where such a strategy is visible.
+        raises = judge(strategy_contexts(site, updates), tfapi.AGGREGATING_STRATEGIES,
+                       ctx.path, assume if per_replica else "none", ctx.note)
+        diverges = judge(strategy_contexts(site, per_replica), tfapi.MIRRORING_STRATEGIES,
+                         ctx.path, assume, ctx.note) if per_replica else None
+        raise_text = ("raises ValueError (\"You must specify an aggregation method to update "
+                      "a AggregatingVariable in Replica Context\")")
+        if raises is not None and raises.severity == ERROR:
             update = updates[0]
-            replica = update.in_replica()[0]
-            at = ctx.at(f"`.{update.method}(...)`", update.path, update.span)
-            if raises is not None and raises.severity == ERROR:
-                severity = ERROR
-                outcome = (f"raises ValueError (\"You must specify an aggregation method to update "
-                           f"a AggregatingVariable in Replica Context\") {raises.where}")
-            else:
-                verdict = judge(contexts, tfapi.MIRRORING_STRATEGIES + tfapi.AGGREGATING_STRATEGIES,
-                                ctx.path, assume, ctx.note)
-                if verdict is None:
-                    continue
-                severity = WARNING
-                outcome = (f"{verdict.where} its copies silently diverge, and reads and "
-                           f"checkpoints see replica 0's copy")
-            member, reason = suggest_aggregation(site)
-            text, edits = set_setting(ctx, site, tfapi.AGG, member)
-            fix = make_fix(UNSAFE, f"Add `aggregation={text}` ({reason})", *edits)
-            yield ctx.finding(
-                site_span(site, site.agg),
-                f"`{site.name}` has aggregation NONE and is updated in replica context ({at}, "
-                f"{ctx.via(replica)}) with a value that can differ between replicas: {outcome}",
-                severity, fix)
+            severity = ERROR
+            detail = f"{raises.where} this {raise_text}, whatever the value"
+        elif diverges is not None:
+            update = per_replica[0]
+            severity = WARNING
+            detail = (f"with a value that can differ between replicas: {diverges.where} its "
+                      f"copies silently diverge, and reads and checkpoints see replica 0's copy")
+            if raises is not None:
+                detail += f"; under {' or '.join(tfapi.AGGREGATING_STRATEGIES)} it {raise_text}"
+        elif raises is not None:
+            update = updates[0]
+            severity = WARNING
+            detail = f"{raises.where} this {raise_text}, whatever the value"
+        else:
+            return None
+        replica = update.in_replica()[0]
+        at = ctx.at(f"`.{update.method}(...)`", update.path, update.span)
+        member, reason = suggest_aggregation(site)
+        text, edits = set_setting(ctx, site, tfapi.AGG, member)
+        fix = make_fix(UNSAFE, f"Add `aggregation={text}` ({reason})", *edits)
+        return ctx.finding(
+            site_span(site, site.agg),
+            f"`{site.name}` has aggregation NONE and is updated in replica context ({at}, "
+            f"{ctx.via(replica)}): {detail}",
+            severity, fix)
+
+
+def _per_worker(site) -> bool:
+    """`per_worker_variable=True`: ParameterServerStrategy keeps one copy per worker."""
+    return any(arg.keyword == tfapi.PER_WORKER_VARIABLE_ARG and arg.value.literal is True
+               for arg in site.call.args)
