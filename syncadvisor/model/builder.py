@@ -33,6 +33,7 @@ from .names import CLASS, COMPREHENSION, FUNCTION, MODULE, Binding, NameResolver
 
 MEMBER_LIKE = re.compile(r"^[A-Z][A-Z0-9_]*$")  # an enum member's spelling
 MAX_VALUE_DEPTH = 2  # how deep call arguments are kept as values
+MAX_SUM_DEPTH = 8  # how many terms deep `assign(total + a + b)` is searched for `total`
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
@@ -151,7 +152,7 @@ class ModelBuilder:
         self._entry_lambdas: set = set()  # lambdas passed to strategy.run & co
         # Calls whose meaning depends on what their callee resolves to.
         self._pending_updates: List[Tuple[Update, Optional[PendingRef],
-                                          Optional[Tuple[Bound, Optional[Value]]]]] = []
+                                          Optional[Tuple[Bound, Optional[Value], bool]]]] = []
         self._pending_checkpoints: List[Tuple[PendingRef, List[Read]]] = []
         self._pending_saves: List[Tuple[PendingRef, Read, Optional[Read]]] = []
         self._pending_layer_calls: List[Tuple[LayerCall, PendingRef]] = []
@@ -882,19 +883,44 @@ class ModelBuilder:
         receiver = self._ref_bound(attribute[0]) if attribute is not None else \
             Bound(BOUND_LOCAL, text=last)
         update = Update(receiver, last, value, self._span(node), fn.id, tuple(fn.scopes))
+        if last == "assign" and positional and attribute is not None:
+            update.accumulates = self._running_sum_of(positional[0], attribute[0])
         # `tf.compat.v1.assign(ref, value)`, or a Keras optimizer's `self.assign(var, value)`:
         # the first argument is what changes.
         alternative = None
         if positional:
             second = self._value(positional[1]) if len(positional) > 1 else None
-            alternative = (self._ref_bound(positional[0]), second)
+            sums = len(positional) > 1 and self._running_sum_of(positional[1], positional[0])
+            alternative = (self._ref_bound(positional[0]), second, sums)
         parts = dotted_parts(func)
         ref = self._ref(parts) if parts is not None else None
         if attribute is not None and self._is_self(attribute[0]) and len(positional) >= 2:
             ref = None  # a Keras optimizer's `self.assign(variable, value)`: a method in effect
-            update.receiver, update.value = alternative  # type: ignore[misc]
+            update.receiver, update.value, update.accumulates = alternative  # type: ignore[misc]
             alternative = None
         self._pending_updates.append((update, ref, alternative))
+
+    def _running_sum_of(self, node: ast.AST, target: ast.AST, depth: int = 0) -> bool:
+        """Whether `node` is `target` plus or minus other terms (`total + x`,
+        `tf.add(total.read_value(), x)`): what `assign` of it keeps is a running sum."""
+        if depth > MAX_SUM_DEPTH:
+            return False
+        if isinstance(node, ast.BinOp):
+            if isinstance(node.op, ast.Add):
+                return self._running_sum_of(node.left, target, depth + 1) or \
+                    self._running_sum_of(node.right, target, depth + 1)
+            return isinstance(node.op, ast.Sub) and \
+                self._running_sum_of(node.left, target, depth + 1)
+        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
+            name = node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+            if name in tfapi.READ_METHODS and isinstance(node.func, ast.Attribute):
+                return self._code(node.func.value) == self._code(target)
+            if name in tfapi.SUM_PRESERVING_CALL_NAMES:
+                terms = [e for a in node.args
+                         for e in (a.elts if isinstance(a, (ast.List, ast.Tuple)) else (a,))]
+                return any(self._running_sum_of(t, target, depth + 1) for t in terms)
+            return False
+        return self._code(node) == self._code(target)
 
     def _record_entry(self, node, receiver, last: str, fn: Function) -> None:
         positional, keyword_list = self._call_arguments(node)
@@ -1020,7 +1046,7 @@ class ModelBuilder:
         for update, update_ref, alternative in self._pending_updates:
             if update_ref is not None and alternative is not None and \
                     resolve(update_ref) in tfapi.UPDATE_FUNCTIONS:
-                update.receiver, update.value = alternative
+                update.receiver, update.value, update.accumulates = alternative
                 update.function_style = True
             self.model.updates.append(update)
         for ref, reads in self._pending_checkpoints:

@@ -170,6 +170,8 @@ class Update:
     # `tf.compat.v1.scatter_add(v, ...)` (state_ops) works on the replica's own copy
     # through `v.handle`; only the methods go through the distributed variable.
     function_style: bool = False
+    # `assign` of the variable plus other terms (`v.assign(v + x)`): a running sum.
+    accumulates: bool = False
 
 
 # Read kinds besides the read methods

@@ -47,6 +47,9 @@ class Project:
         for key, reads in self.usage.reads().items():
             if key in by_key:
                 by_key[key].reads.extend(reads)
+        holders = self.usage.holders()
+        for key, site in by_key.items():
+            site.holder = holders.get(key) or self.usage.lexical_holder(site.call, key)
         self.by_key = by_key
         self.memo: Dict[str, object] = {}  # what rules compute once per run (RuleContext.once)
 

@@ -553,6 +553,17 @@ UPDATE_CALLEE_NAMES = frozenset(UPDATE_METHODS)
 
 # Reads that reduce an ON_READ variable in cross-replica context.
 READ_METHODS = frozenset({"numpy", "read_value", "value"})
+# Calls whose result is a sum of their arguments' terms, or one of them unchanged
+# (`tf.add(total, x)`, `tf.add_n([total, x])`, `tf.cast(total + x, dtype)`), by last name:
+# `v.assign(tf.add(v, x))` keeps a running sum of `v`.
+SUM_PRESERVING_CALL_NAMES = frozenset({"add", "add_n", "cast", "identity"})
+# Calls whose result is a statistic that does not add up across replicas (the sum of the
+# replicas' maxima is not the maximum), by last name: `tf.maximum`, `tf.reduce_max`,
+# `keras.ops.max`, `np.mean`, ...
+STATISTIC_CALL_NAMES = frozenset({
+    "maximum", "minimum", "reduce_max", "reduce_min", "reduce_mean", "max", "min", "amax",
+    "amin", "mean", "average", "median", "reduce_std", "std", "reduce_variance", "var",
+})
 CHECKPOINT_CLASSES = frozenset({"tensorflow.train.Checkpoint",
                                 "tensorflow.compat.v1.train.Checkpoint",
                                 "tensorflow.python.checkpoint.checkpoint.Checkpoint"})
@@ -570,6 +581,12 @@ CROSS_REPLICA_FN_METHODS = {"merge_call": 0, "update": 1}
 FUNCTION_WRAPPERS = frozenset({"tensorflow.function", "tensorflow.compat.v1.function",
                                "functools.partial",
                                "tensorflow.autograph.experimental.do_not_convert"})
+
+# Modules whose classes are plain Python objects, not TensorFlow trackables: what an instance of
+# a class derived only from these (and `object`) holds on `self` is out of a checkpoint's reach
+# (`tf.train.Checkpoint` refuses such an object, and a Keras layer or `tf.Module` holding one
+# does not track what it holds).
+PLAIN_BASE_MODULES = frozenset({"abc", "builtins", "collections", "dataclasses", "enum", "typing"})
 
 # Methods Keras runs once per replica under fit/evaluate/predict with a strategy,
 # by the kind of class that defines them.

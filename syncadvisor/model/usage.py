@@ -21,8 +21,8 @@ from . import tfapi
 from .contexts import Context, ContextAnalysis, ProjectIndex, Strategy
 from .facts import (BOOL, BOUND_ATTR, BOUND_CALL, BOUND_CONTAINER, BOUND_ELEMENT, BOUND_ITEM,
                     BOUND_METHOD, BOUND_NAMES, BOUND_QNAME, BOUND_SELF_ATTR, CALL, ENTRY_CROSS,
-                    FLOAT, INT, QNAME, READ_CHECKPOINT, READ_SAVE, Bound, FileModel, Read, Span,
-                    Value)
+                    FLOAT, INT, QNAME, READ_CHECKPOINT, READ_SAVE, Bound, CreationCall, FileModel,
+                    Read, Span, Value)
 
 REPLICA = "replica"
 CROSS = "cross-replica"
@@ -62,6 +62,7 @@ class UpdateInfo:
     # Strategy contexts at the update (the `with X.scope()` around it, or its callers').
     contexts: FrozenSet[Context] = frozenset()
     function_style: bool = False  # tf.compat.v1.assign(v, ...) rather than v.assign(...)
+    accumulates: bool = False  # `assign` of the variable plus other terms: a running sum
 
     @property
     def replica_context(self) -> Optional[bool]:
@@ -102,6 +103,21 @@ def value_kind(value: Optional[Value]) -> str:
     if value.kind == QNAME and value.qname and "." in value.qname:
         return CONSTANT  # a module-level constant such as np.pi
     return PER_REPLICA
+
+
+def is_statistic(value: Optional[Value]) -> bool:
+    """`tf.maximum(m, x)`, `tf.reduce_mean(x)`, `keras.ops.max(x)`: a statistic whose
+    per-replica values do not add up to the whole's."""
+    return value is not None and value.kind == CALL and \
+        (value.qname or value.text.partition("(")[0]).rpartition(".")[2] \
+        in tfapi.STATISTIC_CALL_NAMES
+
+
+# What tracks a variable (`VariableSite.holder`) where no class does: it is bound to a
+# module-level name, reachable from anywhere.
+MODULE_GLOBAL = "<module>"
+# ... or it leaves the function that makes it, for places the run may not see.
+ESCAPES = "<escapes>"
 
 
 # Obj kinds: what a reference may denote.
@@ -374,7 +390,7 @@ class UsageAnalysis:
                 contexts = self.contexts.contexts_at(fm.path, update.function, update.scopes)
                 info = UpdateInfo(fm.path, update.method, update.value, value_kind(update.value),
                                   update.span, update.function, self.where_at(update.function),
-                                  contexts, update.function_style)
+                                  contexts, update.function_style, update.accumulates)
                 for key in keys:
                     result[key].append(info)
         return result
@@ -407,6 +423,59 @@ class UsageAnalysis:
                 for b in bounds:
                     keys.extend(self.variables_of(b, fm.path))
         return keys
+
+    # --- what a checkpoint can reach -----------------------------------------------
+
+    def trackable(self, class_id: str) -> bool:
+        """Whether instances of a project class are TensorFlow trackables, whose `self`
+        attributes a checkpoint or SavedModel reaches: any base from a library (a Keras
+        layer, model, metric or optimizer, a `tf.Module`, an AutoTrackable, or a base not
+        seen here) counts; only classes built from project classes, `object` and the
+        plain modules of `tfapi.PLAIN_BASE_MODULES` do not."""
+        return any(base.partition(".")[0] not in tfapi.PLAIN_BASE_MODULES
+                   for base in self.index.external_bases(class_id))
+
+    def holders(self) -> Dict[VarKey, str]:
+        """Variables a checkpoint or SavedModel can reach -> what holds them: the id of a
+        trackable class that stores them on `self`, or MODULE_GLOBAL."""
+        held: Dict[VarKey, str] = {}
+        for class_id in self.index.classes:
+            if self.trackable(class_id):
+                for key in self._variables_held_by(class_id):
+                    held.setdefault(key, class_id)
+        for fm in self.index.files:
+            for bounds in fm.globals.values():
+                for bound in bounds:
+                    for key in self.variables_of(bound, fm.path):
+                        held.setdefault(key, MODULE_GLOBAL)
+        return held
+
+    def lexical_holder(self, call: CreationCall, key: VarKey) -> Optional[str]:
+        """What holds a variable by where it is created, when no binding says: module-level
+        code (MODULE_GLOBAL), a Keras `self.add_weight`, a method of a trackable class
+        storing it on `self` (`self._slots.append(tf.Variable(...))`), or ESCAPES where it
+        leaves its function (returned, or passed to a call) for places not all seen here.
+        None: a `self` attribute of a plain object, or a local that stays in its function --
+        nothing a checkpoint can reach."""
+        if call.function is None:
+            return MODULE_GLOBAL
+        if call.on_self and call.klass is not None:
+            return call.klass
+        owner = call.function
+        while "." in owner and owner not in self.index.classes:
+            owner = owner.rpartition(".")[0]
+        klass = owner if owner in self.index.classes else None
+        if call.target is not None and call.target.startswith("self."):
+            return klass if klass is not None and self.trackable(klass) else None
+        fm = self.index.functions.get(call.function)
+        if fm is not None and any(key in self.variables_of(b, fm.path)
+                                  for b in fm.functions[call.function].returns):
+            return ESCAPES
+        if call.target is None:
+            if klass is not None:
+                return klass if self.trackable(klass) else None
+            return ESCAPES
+        return None
 
     def creation_contexts(self, bound: Bound, path: str) -> FrozenSet[Context]:
         """Strategy contexts where the object a call-bound names was constructed."""

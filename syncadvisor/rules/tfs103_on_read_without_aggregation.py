@@ -6,6 +6,7 @@ from ..findings import Finding
 from ..model import tfapi
 from ..model.contexts import IN_STRATEGY
 from ..model.facts import READ_CHECKPOINT, READ_SAVE
+from ..model.usage import ESCAPES, MODULE_GLOBAL
 from .base import (ERROR, UNSAFE, WARNING, Expect, Invalid, Rule, RuleContext, make_fix,
                    set_setting, site_span, snippet, suggest_aggregation)
 
@@ -13,7 +14,11 @@ from .base import (ERROR, UNSAFE, WARNING, Expect, Invalid, Rule, RuleContext, m
 class OnReadWithoutAggregation(Rule):
     """
     ## What it does
-    Flags an `ON_READ` variable whose aggregation is `NONE` or not given.
+    Flags an `ON_READ` variable whose aggregation is `NONE` or not given, where something
+    will combine its copies: a cross-replica read or a save that is visible (error), or
+    a checkpoint or SavedModel that can reach it because it is tracked state -- an
+    attribute of a Keras layer, model, metric or optimizer, of a `tf.Module` or another
+    trackable, or a module global (warning).
 
     ## Why is this bad?
     An ON_READ variable keeps one copy per replica and combines them when read in
@@ -22,19 +27,28 @@ class OnReadWithoutAggregation(Rule):
     `strategy.run`), checkpoint save or SavedModel export raises ``ValueError: Could not
     convert from `tf.VariableAggregation` VariableAggregation.NONE to`tf.distribute.ReduceOp`
     type`` under MirroredStrategy, MultiWorkerMirroredStrategy or TPUStrategy (even with
-    one replica). It is an error where such a read or save is visible, a warning
-    otherwise.
+    one replica). It is an error where such a read or save is visible. Tracked state is a
+    warning: nothing here reads it across replicas, but saving what tracks it will.
+
+    A per-replica buffer that nothing tracks and that is only read in replica context
+    (`v.value()` inside `strategy.run` is the replica's own copy) is never combined, and
+    is no finding: OpenNMT-tf's gradient accumulator keeps its gradients this way on
+    purpose, in a plain Python object that no checkpoint reaches.
 
     ## Example
     ```python
-    total = tf.Variable(0.0, trainable=False,
-                        synchronization=tf.VariableSynchronization.ON_READ)
+    class Stats(tf.Module):
+        def __init__(self):
+            self.total = tf.Variable(0.0, trainable=False,
+                                     synchronization=tf.VariableSynchronization.ON_READ)
     ```
     Use instead:
     ```python
-    total = tf.Variable(0.0, trainable=False,
-                        synchronization=tf.VariableSynchronization.ON_READ,
-                        aggregation=tf.VariableAggregation.SUM)
+    class Stats(tf.Module):
+        def __init__(self):
+            self.total = tf.Variable(0.0, trainable=False,
+                                     synchronization=tf.VariableSynchronization.ON_READ,
+                                     aggregation=tf.VariableAggregation.SUM)
     ```
 
     ## Fix safety
@@ -67,6 +81,23 @@ class OnReadWithoutAggregation(Rule):
             strategy = tf.distribute.experimental.CentralStorageStrategy()
             with strategy.scope():
                 v = tf.Variable(0., synchronization=tf.VariableSynchronization.ON_READ)
+        """),
+        snippet("""
+            import tensorflow as tf
+            class GradientAccumulator(object):
+                def __init__(self):
+                    self._gradients = []
+                def __call__(self, gradients):
+                    if not self._gradients:
+                        self._gradients.extend([
+                            tf.Variable(tf.zeros_like(g), trainable=False,
+                                        synchronization=tf.VariableSynchronization.ON_READ)
+                            for g in gradients])
+                    for accumulated, g in zip(self._gradients, gradients):
+                        accumulated.assign_add(g)
+                @property
+                def gradients(self):
+                    return [g.value() for g in self._gradients]
         """),
     ]
     INVALID = [
@@ -105,6 +136,15 @@ class OnReadWithoutAggregation(Rule):
             """),
             (Expect(2, 68, WARNING),),
         ),
+        Invalid(
+            snippet("""
+                import tensorflow as tf
+                class Stats(tf.Module):
+                    def __init__(self):
+                        self.total = tf.Variable(0., trainable=False, synchronization=tf.VariableSynchronization.ON_READ)
+            """),
+            (Expect(4, 55, WARNING),),
+        ),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -122,14 +162,25 @@ class OnReadWithoutAggregation(Rule):
             where = verdict.where if verdict else (
                 "under MirroredStrategy, MultiWorkerMirroredStrategy or TPUStrategy")
             read = next((r for r in site.reads if r.cross_replica), None)
+            if read is None and site.holder is None:
+                continue  # a replica-local buffer: nothing combines its copies
             severity = WARNING
             if read is not None and verdict is not None and verdict.severity == ERROR:
                 severity = ERROR
                 what = {READ_CHECKPOINT: "its checkpoint", READ_SAVE: "saving it"}.get(
                     read.kind, f"its cross-replica read `.{read.kind}()`")
                 trigger = ctx.at(what, read.path, read.span)
-            else:
+            elif read is not None:
                 trigger = "its first cross-replica read, checkpoint or SavedModel export"
+            else:
+                holder = site.holder or ""
+                if holder == MODULE_GLOBAL:
+                    holder = "it is a module global"
+                elif holder == ESCAPES:
+                    holder = "it leaves the function that makes it for state that may be saved"
+                else:
+                    holder = f"`{holder.rpartition('.')[2]}` tracks it"
+                trigger = f"{holder}, so a checkpoint or SavedModel export (or any cross-replica read)"
             member, reason = suggest_aggregation(site)
             text, edits = set_setting(ctx, site, tfapi.AGG, member)
             yield ctx.finding(

@@ -13,28 +13,35 @@ class CounterWithoutOnlyFirstReplica(Rule):
     """
     ## What it does
     Flags a step or iteration counter -- an integer variable advanced by `assign_add` of a
-    constant in replica context -- whose aggregation is not ONLY_FIRST_REPLICA.
+    constant in replica context -- whose aggregation is not ONLY_FIRST_REPLICA, where the
+    strategy is CentralStorageStrategy or ParameterServerStrategy, or is not visible.
 
     ## Why is this bad?
-    Every replica advances the counter by the same amount. With aggregation NONE the
-    copies stay equal only as long as every replica takes every step; ONLY_FIRST_REPLICA
-    says what is meant: take replica 0's update and apply it to every copy. That is what
-    Keras uses for `optimizer.iterations` and its model step counters, and what the
-    `tf.VariableAggregation` documentation names it for ("the global step counter").
-    It is advice about intent, not speed: `syncadvisor profile` measures both choices
-    with no cross-device reduction and equal values on one machine.
+    Under CentralStorageStrategy and ParameterServerStrategy a variable has one copy that
+    aggregates every replica-context update, and with aggregation NONE the update raises
+    ("You must specify an aggregation method to update a AggregatingVariable in Replica
+    Context"). ONLY_FIRST_REPLICA says what a counter means -- take replica 0's step --
+    and is what Keras uses for `optimizer.iterations` and its model step counters.
+
+    Under MirroredStrategy, MultiWorkerMirroredStrategy and TPUStrategy it is no
+    finding: every replica adds the same constant to its own copy, so NONE keeps the
+    copies equal with no communication (`syncadvisor profile` measures it so), while an
+    ONLY_FIRST_REPLICA write is a broadcast from replica 0.
 
     ## Example
     ```python
+    strategy = tf.distribute.experimental.CentralStorageStrategy()
     with strategy.scope():
         step = tf.Variable(0, trainable=False)
     strategy.run(lambda: step.assign_add(1))
     ```
     Use instead:
     ```python
+    strategy = tf.distribute.experimental.CentralStorageStrategy()
     with strategy.scope():
         step = tf.Variable(0, trainable=False,
                            aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
+    strategy.run(lambda: step.assign_add(1))
     ```
 
     ## Fix safety
@@ -50,9 +57,16 @@ class CounterWithoutOnlyFirstReplica(Rule):
     VALID = [
         snippet("""
             import tensorflow as tf
-            strategy = tf.distribute.MirroredStrategy()
+            strategy = tf.distribute.experimental.CentralStorageStrategy()
             with strategy.scope():
                 step = tf.Variable(0, aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
+            strategy.run(lambda: step.assign_add(1))
+        """),
+        snippet("""
+            import tensorflow as tf
+            strategy = tf.distribute.MirroredStrategy()
+            with strategy.scope():
+                step = tf.Variable(0, trainable=False)
             strategy.run(lambda: step.assign_add(1))
         """),
         snippet("""
@@ -67,7 +81,7 @@ class CounterWithoutOnlyFirstReplica(Rule):
         Invalid(
             snippet("""
                 import tensorflow as tf
-                strategy = tf.distribute.MirroredStrategy()
+                strategy = tf.distribute.experimental.CentralStorageStrategy()
                 with strategy.scope():
                     step = tf.Variable(0, trainable=False)
                 strategy.run(lambda: step.assign_add(1))
@@ -75,11 +89,25 @@ class CounterWithoutOnlyFirstReplica(Rule):
             (Expect(4, 12, INFO),),
             unsafe_fixed=snippet("""
                 import tensorflow as tf
-                strategy = tf.distribute.MirroredStrategy()
+                strategy = tf.distribute.experimental.CentralStorageStrategy()
                 with strategy.scope():
                     step = tf.Variable(0, trainable=False, aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
                 strategy.run(lambda: step.assign_add(1))
             """),
+        ),
+        Invalid(
+            snippet("""
+                import tensorflow as tf
+                import tf_keras
+                class Model(tf_keras.Model):
+                    def __init__(self):
+                        super().__init__()
+                        self.step = tf.Variable(0, trainable=False)
+                    def train_step(self, data):
+                        self.step.assign_add(1)
+                        return super().train_step(data)
+            """),
+            (Expect(6, 21, INFO),),
         ),
     ]
 
@@ -94,14 +122,17 @@ class CounterWithoutOnlyFirstReplica(Rule):
                         and u.value_kind in (PYTHON_NUMBER, CONSTANT)]
             if not counting:
                 continue
-            if judge(strategy_contexts(site, counting), tfapi.MIRRORING_STRATEGIES, ctx.path,
-                     ctx.settings.assume_strategy) is None:
+            # Under the mirroring strategies a constant step keeps NONE's copies equal.
+            verdict = judge(strategy_contexts(site, counting), tfapi.AGGREGATING_STRATEGIES,
+                            ctx.path, ctx.settings.assume_strategy, ctx.note)
+            if verdict is None:
                 continue
             text, edits = set_setting(ctx, site, tfapi.AGG, tfapi.AGG_ONLY_FIRST_REPLICA)
             update = counting[0]
             yield ctx.finding(
                 site_span(site, site.agg),
                 f"`{site.name}` is a counter (`.{update.method}` of a constant "
-                f"{ctx.at('in replica context', update.path, update.span, f'`.{update.method}`')}): give it aggregation ONLY_FIRST_REPLICA, "
-                f"as Keras does for optimizer.iterations",
+                f"{ctx.at('in replica context', update.path, update.span, f'`.{update.method}`')}) "
+                f"with aggregation NONE: {verdict.where} that update raises; give it aggregation "
+                f"ONLY_FIRST_REPLICA, as Keras does for optimizer.iterations",
                 INFO, make_fix(UNSAFE, f"Add `aggregation={text}`", *edits))

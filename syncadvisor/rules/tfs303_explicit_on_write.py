@@ -5,7 +5,7 @@ from typing import Iterator
 from ..findings import Finding
 from ..model import tfapi
 from ..model.variables import ENUM, KERAS_STRING
-from .base import INFO, SAFE, Expect, Invalid, Rule, RuleContext, make_fix, snippet
+from .base import INFO, UNSAFE, Expect, Invalid, Rule, RuleContext, make_fix, snippet
 
 
 class ExplicitOnWrite(Rule):
@@ -30,15 +30,18 @@ class ExplicitOnWrite(Rule):
     ```
 
     ## Fix safety
-    Safe: the argument is removed (or, when passed by position, replaced by AUTO), which
-    gives the same variable under every strategy.
+    Unsafe: the argument is removed (or, when passed by position, replaced by AUTO). The
+    variable syncs the same under every strategy, but what the code can observe changes:
+    `v.synchronization` reads AUTO instead of ON_WRITE, and so does every creator
+    installed with `tf.variable_creator_scope` (they receive the arguments as written), so
+    code or tests that look at them see the difference.
     """
 
     code = "TFS303"
     name = "explicit-on-write"
     severity = INFO
     summary = "synchronization=ON_WRITE written out on a trainable variable (AUTO says the same)"
-    fix_availability = "safe"
+    fix_availability = "unsafe"
 
     VALID = [
         snippet("""
@@ -57,7 +60,7 @@ class ExplicitOnWrite(Rule):
                 w = tf.Variable(1., synchronization=tf.VariableSynchronization.ON_WRITE)
             """),
             (Expect(2, 21, INFO),),
-            fixed=snippet("""
+            unsafe_fixed=snippet("""
                 import tensorflow as tf
                 w = tf.Variable(1.)
             """),
@@ -68,7 +71,7 @@ class ExplicitOnWrite(Rule):
                 w = keras.Variable(1., synchronization='on_write')
             """),
             (Expect(2, 24, INFO),),
-            fixed=snippet("""
+            unsafe_fixed=snippet("""
                 import keras
                 w = keras.Variable(1.)
             """),
@@ -85,7 +88,7 @@ class ExplicitOnWrite(Rule):
                 continue
             default = '"auto"' if site.family == tfapi.KERAS3 else \
                 ctx.enum_spelling(tfapi.SYNC, tfapi.SYNC_AUTO, sync.arg.value.prefix_text)[0]
-            fix = make_fix(SAFE, "Remove `synchronization` (AUTO is ON_WRITE where it matters)",
+            fix = make_fix(UNSAFE, "Remove `synchronization` (AUTO is ON_WRITE where it matters)",
                            *ctx.drop_setting(site, sync, default))
             yield ctx.finding(sync.arg.span, "`synchronization=ON_WRITE` on a trainable variable "
                                              "is what AUTO gives under every strategy that "

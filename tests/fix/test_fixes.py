@@ -273,15 +273,14 @@ def test_the_fixed_count_is_what_the_report_before_called_fixable(files, unsafe)
 
 def test_fixed_counts_the_users_findings_not_the_fixes_of_findings_fixing_brought(
         tmp_path, capsys):
-    """strategy_rules.py: 8 findings, all with unsafe fixes; the TFS201 fix (aggregation=SUM)
-    brings a TFS301 that its own fix then removes. That is one finding fixed, not two:
-    the command said "Fixed 9"."""
+    """strategy_rules.py: 7 findings, all with unsafe fixes; the TFS201 fix (aggregation=SUM)
+    brings a TFS301 that its own fix then removes. That is one finding fixed, not two."""
     target = tmp_path / "strategy_rules.py"
     target.write_text((ROOT / "strategy_rules.py").read_text())
     code, out, _ = _cli(["check", "--no-cache", str(target)], capsys)
-    assert out.splitlines()[-1].startswith("8 findings") and "8 more with --unsafe-fixes" in out
+    assert out.splitlines()[-1].startswith("7 findings") and "7 more with --unsafe-fixes" in out
     code, out, err = _cli(["check", "--no-cache", "--diff", "--unsafe-fixes", str(target)],
                           capsys)
-    assert "Would fix 8 findings in 1 file." in err
+    assert "Would fix 7 findings in 1 file." in err
     code, out, _ = _cli(["check", "--no-cache", "--fix", "--unsafe-fixes", str(target)], capsys)
-    assert code == 0 and "Fixed 8 findings" in out
+    assert code == 0 and "Fixed 7 findings" in out
