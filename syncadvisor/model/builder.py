@@ -216,6 +216,11 @@ class ModelBuilder:
         fn = self._fn  # (`self_name` is None outside methods: no name equals it)
         return node.__class__ is _NAME and node.id == fn.self_name and fn.klass is not None
 
+    def _is_super(self, node: ast.AST) -> bool:
+        """`super()` in a method: its methods are the class's own, as `self`'s are."""
+        return (isinstance(node, ast.Call) and self._fn.klass is not None
+                and _name_of(node.func) == "super" and not node.args and not node.keywords)
+
     # --- bookkeeping -------------------------------------------------------------------------
 
     def _next_seq(self) -> int:
@@ -324,6 +329,8 @@ class ModelBuilder:
         if level:
             module = self._absolute(level, module)
         self._note_keras_import(module)
+        if names is None and module:
+            self.model.star_imports += (self._resolver.canonical(module),)
         for name, asname in names or ():
             full = f"{module}.{name}" if module else name
             self._note_keras_import(full)
@@ -973,13 +980,17 @@ class ModelBuilder:
 
     def _record_creation(self, node, func, attribute, last: str, fn: Function) -> None:
         method = last if last in tfapi.CREATION_METHODS else None
-        on_self = bool(method and attribute is not None and self._is_self(attribute[0]))
+        on_self = bool(method and attribute is not None and (
+            self._is_self(attribute[0]) or self._is_super(attribute[0])))
+        receiver = self._ref_bound(attribute[0]) if method and attribute is not None \
+            and not on_self else None
         args = self._arguments(node)
         parts = dotted_parts(func)
         creation = CreationCall(
             callee=None, method=method, on_self=on_self, klass=fn.klass if on_self else None,
             function=fn.id, args=args, span=self._span(node), func_span=self._span(func),
             func_text=".".join(parts) if parts else self._code(func), scopes=tuple(fn.scopes),
+            receiver=receiver,
         )
         self._pending_creations.append((creation, self._ref(parts) if parts else None))
         self._creation_of_node[id(node)] = len(self.model.creations)
@@ -1066,8 +1077,13 @@ class ModelBuilder:
             qname = resolve(ref)
             if qname in tfapi.ENUM_CLASSES:
                 self.model.enum_refs.append(EnumRef(qname, member, span, member_span, text))
+        own = self.model.module + "."
         for name, entries in self._module_scope.bindings.items():
-            self.model.globals[name] = [self._resolved_bound(b) for b in entries]
+            bounds = self.model.globals[name] = [self._resolved_bound(b) for b in entries]
+            first = bounds[0]
+            if first.kind == BOUND_QNAME and first.qname \
+                    and not first.qname.startswith(own):  # (its own classes and functions)
+                self.model.exports[name] = self._resolver.canonical(first.qname)
         self.model.keras_families = tuple(sorted(self._keras_imports))
         return self.model
 

@@ -107,15 +107,49 @@ class ProjectIndex:
             if cid in order or cid not in self.classes:
                 continue
             order.append(cid)
-            queue.extend(self.classes[cid].bases)
+            queue.extend(self.base_classes(cid))
         return order
 
     def external_bases(self, class_id: str) -> List[str]:
-        """Qualified names of the non-project classes a project class derives from."""
+        """Qualified names of the non-project classes a project class derives from, as
+        named outside the project (`external_name`)."""
         result: List[str] = []
         for cid in self.mro(class_id):
-            result.extend(b for b in self.classes[cid].bases if b not in self.classes)
+            result.extend(b for b in self.base_classes(cid) if b not in self.classes)
         return result
+
+    def base_classes(self, class_id: str) -> List[str]:
+        """A project class's bases, each followed through the project's modules."""
+        classes = self.classes
+        return [b if b in classes else self.external_name(b) for b in classes[class_id].bases]
+
+    def external_name(self, qname: str) -> str:
+        """What a name reached through the project's own modules stands for: `pkg.compat.
+        layers.Layer`, where `pkg/compat.py` does `from tf_keras import *` (or `import
+        tf_keras as keras`, reached as `pkg.compat.keras.layers.Layer`), is `tf_keras.
+        layers.Layer`. A name the module binds itself is followed through its first
+        binding; one it does not, through its first star import. A name of the project's
+        own (a class, a function) or outside the project stays as it is."""
+        for _ in range(_MAX_DEPTH):
+            parts = qname.split(".")
+            for cut in range(len(parts) - 1, 0, -1):
+                fm = self.modules.get(".".join(parts[:cut]))
+                if fm is not None:
+                    break
+            else:
+                return qname
+            name = parts[cut]
+            if name in fm.globals:
+                target = fm.exports.get(name)
+            else:
+                target = f"{fm.star_imports[0]}.{name}" if fm.star_imports else None
+            if target is None:
+                return qname
+            followed = ".".join([target] + parts[cut + 1:])
+            if followed == qname:
+                return qname
+            qname = followed
+        return qname
 
     def method(self, class_id: str, name: str) -> Optional[str]:
         key = (class_id, name)

@@ -130,6 +130,9 @@ class CreationCall:
     func_text: str
     scopes: Tuple[int, ...]  # lexical strategy scopes inside `function`, innermost last
     target: Optional[str] = None  # "name" or "self.attr" the result is bound to
+    # What a method-style call not on `self` is called on (`dense` in `dense.add_weight()`):
+    # the linking asks which classes it may be an instance of.
+    receiver: Optional[Bound] = None
 
 
 @record(slots=True)
@@ -281,6 +284,13 @@ class FileModel:
     # (function id, attr) -> how often `self.<attr>` is loaded there
     self_loads: Dict[Tuple[Optional[str], str], int] = field(default_factory=dict)
     keras_families: Tuple[str, ...] = ()  # Keras families this file imports
+    # Canonical modules of `from M import *`, in order: a name the module does not bind
+    # itself may come from any of them (a re-exporting shim: `from tf_keras import *`).
+    star_imports: Tuple[str, ...] = ()
+    # Module-level name -> the canonical qualified name its first binding imports or
+    # aliases (`keras` -> `tf_keras` for `import tf_keras as keras`): what another module
+    # reaches through this one.
+    exports: Dict[str, str] = field(default_factory=dict)
     import_line: int = 1  # where a fix may insert an import (after docstring, __future__)
     newline: str = "\n"  # the file's first line ending: what an inserted line ends with
 

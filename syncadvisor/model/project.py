@@ -37,7 +37,7 @@ class Project:
         self.sites: Dict[str, List[VariableSite]] = {}
         by_key: Dict[Tuple[str, int], VariableSite] = {}
         for fm in self.index.files:
-            sites = variable_sites(fm, self.index, self.contexts)
+            sites = variable_sites(fm, self.index, self.contexts, self.usage.instances_of)
             self.sites[fm.path] = sites
             for site in sites:
                 by_key[site.key] = site

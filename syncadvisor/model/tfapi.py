@@ -260,6 +260,58 @@ KERAS3_OPTIMIZER_ADD_VARIABLE = ApiSpec(
     has_trainable=False,
     initializer_param="initializer",
 )
+# Keras 3 `Layer.add_variable`: `add_weight` by position, without `aggregation`
+# (keras/src/layers/layer.py).
+KERAS3_LAYER_ADD_VARIABLE = ApiSpec(
+    "Layer.add_variable (Keras 3)",
+    KERAS3,
+    ("shape", "initializer", "dtype", "trainable", "autocast", "regularizer", "constraint",
+     "name"),
+    values=STRING_VALUES,
+    trainable_default=TRAINABLE_TRUE,
+    initializer_param="initializer",
+)
+# Keras 3 `Optimizer.add_variable_from_reference`: `add_variable` with the reference's
+# shape and dtype and the default aggregation "none" (keras/src/optimizers/base_optimizer.py).
+KERAS3_OPTIMIZER_ADD_VARIABLE_FROM_REFERENCE = ApiSpec(
+    "Optimizer.add_variable_from_reference (Keras 3)",
+    KERAS3,
+    ("reference_variable", "name", "initializer"),
+    values=STRING_VALUES,
+    trainable_default=TRAINABLE_FALSE,
+    has_trainable=False,
+    dtype_param=None,
+    initializer_param="initializer",
+)
+# tf_keras optimizers make a plain `tf.Variable(..., trainable=False)`: AUTO and NONE, no
+# parameter for either. The optimizer of tf_keras.optimizers (optimizer.py):
+KERAS2_OPTIMIZER_ADD_VARIABLE = ApiSpec(
+    "Optimizer.add_variable (tf_keras)",
+    KERAS2,
+    ("shape", "dtype", "initializer", "name"),
+    trainable_default=TRAINABLE_FALSE,
+    has_trainable=False,
+    initializer_param="initializer",
+)
+KERAS2_OPTIMIZER_ADD_VARIABLE_FROM_REFERENCE = ApiSpec(
+    "Optimizer.add_variable_from_reference (tf_keras)",
+    KERAS2,
+    ("model_variable", "variable_name", "shape", "initial_value"),
+    trainable_default=TRAINABLE_FALSE,
+    has_trainable=False,
+    dtype_param=None,
+    initial_value_param="initial_value",
+)
+# ... and the legacy one (tf_keras.optimizers.legacy, optimizer_v2.py).
+KERAS2_OPTIMIZER_ADD_SLOT = ApiSpec(
+    "Optimizer.add_slot (tf_keras legacy)",
+    KERAS2,
+    ("var", "slot_name", "initializer", "shape"),
+    trainable_default=TRAINABLE_FALSE,
+    has_trainable=False,
+    dtype_param=None,
+    initializer_param="initializer",
+)
 
 
 # Variable-creating functions and classes, by canonical qualified name.
@@ -282,6 +334,9 @@ FUNCTION_APIS: Dict[str, ApiSpec] = {
     "keras.src.backend.KerasVariable": KERAS3_VARIABLE,
     "keras.src.backend.tensorflow.Variable": KERAS3_VARIABLE,
     "keras.src.backend.tensorflow.core.Variable": KERAS3_VARIABLE,
+    "keras.src.backend.common.KerasVariable": KERAS3_VARIABLE,
+    "keras.src.backend.common.variables.Variable": KERAS3_VARIABLE,
+    "keras.src.backend.common.variables.KerasVariable": KERAS3_VARIABLE,
 }
 
 # What `self.<method>(...)` creates, by the Keras family and kind of the class.
@@ -297,6 +352,13 @@ METHOD_APIS: Dict[Tuple[str, str, str], ApiSpec] = {
     (KERAS3, METRIC, "add_weight"): KERAS3_METRIC_ADD_WEIGHT,
     (KERAS3, METRIC, "add_variable"): KERAS3_METRIC_ADD_VARIABLE,
     (KERAS3, OPTIMIZER, "add_variable"): KERAS3_OPTIMIZER_ADD_VARIABLE,
+    (KERAS3, LAYER, "add_variable"): KERAS3_LAYER_ADD_VARIABLE,
+    (KERAS3, OPTIMIZER, "add_variable_from_reference"):
+        KERAS3_OPTIMIZER_ADD_VARIABLE_FROM_REFERENCE,
+    (KERAS2, OPTIMIZER, "add_variable"): KERAS2_OPTIMIZER_ADD_VARIABLE,
+    (KERAS2, OPTIMIZER, "add_variable_from_reference"):
+        KERAS2_OPTIMIZER_ADD_VARIABLE_FROM_REFERENCE,
+    (KERAS2, OPTIMIZER, "add_slot"): KERAS2_OPTIMIZER_ADD_SLOT,
 }
 CREATION_METHODS = frozenset(m for _, _, m in METHOD_APIS)
 
@@ -319,6 +381,10 @@ KERAS_FAMILY_PREFIXES = ((KERAS2_PREFIX, KERAS2), (KERAS3_PREFIX, KERAS3))
 KERAS2_METRICS_PREFIX = "tf_keras.metrics."
 # Class-kind by a segment of the base class's qualified name.
 KERAS_KIND_SEGMENTS = (("metrics", METRIC), ("optimizers", OPTIMIZER))
+# The kind of an instance of a Keras class (`tf_keras.layers.Dense(3)`), by a segment of
+# the class's qualified name; a class under none of them (an initializer, a callback) has
+# no `add_weight` of these kinds.
+KERAS_INSTANCE_KIND_SEGMENTS = KERAS_KIND_SEGMENTS + (("layers", LAYER), ("models", LAYER))
 
 
 # --- dtypes ----------------------------------------------------------------

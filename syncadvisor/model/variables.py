@@ -7,14 +7,17 @@ runs.
 """
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, List, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from ..records import field, record
 from . import tfapi
 from .contexts import Context, ContextAnalysis, ProjectIndex
 from .facts import (
-    BOOL, CALL, FLOAT, INT, NONE, QNAME, STR, Argument, CreationCall, FileModel, Value,
+    BOOL, CALL, FLOAT, INT, NONE, QNAME, STR, Argument, Bound, CreationCall, FileModel, Value,
 )
+
+# (a receiver, the path of its file) -> the classes it may be an instance of.
+Instances = Callable[[Bound, str], Sequence[str]]
 
 # How a setting was written.
 DEFAULT = "default"  # not written: the API's default applies
@@ -82,21 +85,64 @@ class VariableSite:
         return self.api.family
 
 
-def api_for(call: CreationCall, fm: FileModel, index: ProjectIndex) -> Optional[tfapi.ApiSpec]:
+def api_for(call: CreationCall, fm: FileModel, index: ProjectIndex,
+            instances: Optional[Instances] = None) -> Optional[tfapi.ApiSpec]:
+    """The API a creation call is, or None where it creates no variable we know of.
+    `instances(bound, path)` names the classes a receiver may be an instance of."""
     if call.method is None:
-        return tfapi.FUNCTION_APIS.get(call.callee or "")
-    if not call.on_self or call.klass is None:
+        callee = call.callee or ""
+        api = tfapi.FUNCTION_APIS.get(callee)
+        if api is None and callee:
+            api = tfapi.FUNCTION_APIS.get(index.external_name(callee))
+        return api
+    if call.on_self and call.klass is not None:
+        family, kind = keras_class_kind(call.klass, fm, index)
+    elif call.receiver is not None and instances is not None:
+        family, kind = receiver_kind(instances(call.receiver, fm.path), call.method, index)
+    else:
         return None
-    family, kind = keras_class_kind(call.klass, fm, index)
     if family is None or kind is None:
         return None
     return tfapi.METHOD_APIS.get((family, kind, call.method))
 
 
+def receiver_kind(classes: Sequence[str], method: str,
+                  index: ProjectIndex) -> Tuple[Optional[str], Optional[str]]:
+    """(family, kind) of what `x` in `x.add_weight(...)` is an instance of: a project
+    class by its Keras bases, a Keras class by its module (`tf_keras.layers.Dense`).
+    Nothing where it may be an instance of no Keras class, or of classes that disagree:
+    `add_weight` on a layer and on a metric make different variables; a project class
+    that defines the method itself is not Keras's."""
+    kinds = set()
+    for cid in classes:
+        fm = index.class_files.get(cid)
+        if fm is not None:
+            own = index.method(cid, method) is not None
+            kinds.add((None, None) if own else keras_class_kind(cid, fm, index))
+            continue
+        kinds.add(_library_class_kind(index.external_name(cid)))
+    if len(kinds) != 1:
+        return None, None
+    return kinds.pop()
+
+
+def _library_class_kind(qname: str) -> Tuple[Optional[str], Optional[str]]:
+    for prefix, family in tfapi.KERAS_FAMILY_PREFIXES:
+        if qname.startswith(prefix):
+            segments = qname.split(".")
+            if segments[-1] in tfapi.MODEL_CLASS_NAMES:
+                return family, tfapi.LAYER
+            for segment, kind in tfapi.KERAS_INSTANCE_KIND_SEGMENTS:
+                if segment in segments:
+                    return family, kind
+    return None, None
+
+
 def keras_class_kind(class_id: str, fm: FileModel,
                      index: ProjectIndex) -> Tuple[Optional[str], Optional[str]]:
-    """(family, kind) of a class from its Keras base classes."""
-    for base in index.external_bases(class_id):
+    """(family, kind) of a class from its Keras base classes. The project's own classes
+    count too: checking Keras itself, `keras.src.metrics.metric.Metric` is one of them."""
+    for base in index.mro(class_id) + index.external_bases(class_id):
         for prefix, family in tfapi.KERAS_FAMILY_PREFIXES:
             if base.startswith(prefix):
                 segments = base.split(".")
@@ -266,8 +312,9 @@ def infer_dtype(value: Optional[Value]) -> Optional[str]:
 
 
 def normalise(call: CreationCall, fm: FileModel, index: ProjectIndex,
-              contexts: ContextAnalysis) -> Optional[VariableSite]:
-    api = api_for(call, fm, index)
+              contexts: ContextAnalysis,
+              instances: Optional[Instances] = None) -> Optional[VariableSite]:
+    api = api_for(call, fm, index, instances)
     if api is None:
         return None
     bound, unexpected, unpacked = _bind_arguments(call, api)
@@ -294,11 +341,11 @@ def normalise(call: CreationCall, fm: FileModel, index: ProjectIndex,
     )
 
 
-def variable_sites(fm: FileModel, index: ProjectIndex,
-                   contexts: ContextAnalysis) -> List[VariableSite]:
+def variable_sites(fm: FileModel, index: ProjectIndex, contexts: ContextAnalysis,
+                   instances: Optional[Instances] = None) -> List[VariableSite]:
     sites = []
     for i, call in enumerate(fm.creations):
-        site = normalise(call, fm, index, contexts)
+        site = normalise(call, fm, index, contexts, instances)
         if site is not None:
             site.index = i
             sites.append(site)

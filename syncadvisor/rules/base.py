@@ -370,8 +370,11 @@ def member_text(ctx: "RuleContext", site: VariableSite, setting_name: str, membe
 
 def set_setting(ctx: "RuleContext", site: VariableSite, setting_name: str, member: str
                 ) -> Tuple[str, Tuple[Edit, ...]]:
-    """Edits that make `setting_name=member`: replace the value, or add the argument."""
+    """Edits that make `setting_name=member`: replace the value, or add the argument;
+    none where the API has no such parameter (`Optimizer.add_slot` makes AUTO + NONE)."""
     setting = site.sync if setting_name == tfapi.SYNC else site.agg
+    if setting.arg is None and not site.api.has_parameter(setting_name):
+        return member, ()
     hint = setting.arg.value.prefix_text if setting.arg is not None and \
         setting.arg.value.kind == QNAME else None
     text, imports = member_text(ctx, site, setting_name, member, hint)
@@ -408,8 +411,9 @@ def enum_title(setting_name: str) -> str:
     return tfapi.ENUM_TITLE[setting_name]
 
 
-def make_fix(applicability: str, message: str, *edits: Edit) -> Fix:
-    return Fix(applicability, message, tuple(edits))
+def make_fix(applicability: str, message: str, *edits: Edit) -> Optional[Fix]:
+    """The fix; None without edits (`set_setting` for an API that has no such parameter)."""
+    return Fix(applicability, message, tuple(edits)) if edits else None
 
 
 __all__ = ["Rule", "Invalid", "Expect", "snippet", "RuleContext", "Verdict", "judge", "make_fix",
