@@ -29,6 +29,7 @@ from .facts import (
     ClassInfo, CreationCall, EnumRef, FileModel, FunctionInfo, LayerCall, ObjectUse, Read,
     ReplicaEntry, ScopeEntry, Span, Update, Value,
 )
+from .invariance import Definitions, Invariance
 from .names import CLASS, COMPREHENSION, FUNCTION, MODULE, Binding, NameResolver, PendingRef, Scope
 
 MEMBER_LIKE = re.compile(r"^[A-Z][A-Z0-9_]*$")  # an enum member's spelling
@@ -110,7 +111,7 @@ def literal_int(text: str) -> Optional[int]:
 class Function:
     """Walk state for one function, or for the module (id None)."""
 
-    __slots__ = ("id", "self_name", "klass", "scopes", "info", "stateless")
+    __slots__ = ("id", "self_name", "klass", "scopes", "info", "stateless", "node")
 
     def __init__(self, id_: Optional[str], self_name: Optional[str], klass: Optional[str],
                  info: Optional[FunctionInfo]):
@@ -120,6 +121,7 @@ class Function:
         self.scopes: List[int] = []  # open `with X.scope()` entries, innermost last
         self.info = info
         self.stateless = 0  # open `with StatelessScope(...)` blocks
+        self.node: Optional[ast.AST] = None  # the def or lambda (None: the module)
 
 
 class ModelBuilder:
@@ -150,9 +152,10 @@ class ModelBuilder:
         self._creation_aliases: set = set()
         self._creation_of_node: Dict[int, int] = {}  # id(call node) -> creation index
         self._entry_lambdas: set = set()  # lambdas passed to strategy.run & co
+        self._definitions: Dict[int, Definitions] = {}  # id(def node) -> its locals
         # Calls whose meaning depends on what their callee resolves to.
-        self._pending_updates: List[Tuple[Update, Optional[PendingRef],
-                                          Optional[Tuple[Bound, Optional[Value], bool]]]] = []
+        self._pending_updates: List[Tuple[Update, Optional[PendingRef], Optional[Tuple[
+            Bound, Optional[Value], bool, Optional[Tuple[Bound, ...]]]]]] = []
         self._pending_checkpoints: List[Tuple[PendingRef, List[Read]]] = []
         self._pending_saves: List[Tuple[PendingRef, Read, Optional[Read]]] = []
         self._pending_layer_calls: List[Tuple[LayerCall, PendingRef]] = []
@@ -384,6 +387,7 @@ class ModelBuilder:
                      for d in node.decorator_list)
         self._enter_function(node.name, self._name_span(node, keyword),
                              _param_names(node.args), static)
+        self._fn.node = node
         self._walk_all(node.decorator_list)
         self._walk_parameters(node.args)
         if node.returns is not None:
@@ -432,6 +436,7 @@ class ModelBuilder:
 
     def _lambda(self, node: ast.Lambda) -> None:
         self._enter_lambda(node, self._span(node), _param_names(node.args))
+        self._fn.node = node
         self._walk_parameters(node.args)
         self.walk(node.body)
         self._leave_lambda()
@@ -890,6 +895,8 @@ class ModelBuilder:
         receiver = self._ref_bound(attribute[0]) if attribute is not None else \
             Bound(BOUND_LOCAL, text=last)
         update = Update(receiver, last, value, self._span(node), fn.id, tuple(fn.scopes))
+        if positional:
+            update.depends = self._depends(positional[0])
         if last == "assign" and positional and attribute is not None:
             update.accumulates = self._running_sum_of(positional[0], attribute[0])
         # `tf.compat.v1.assign(ref, value)`, or a Keras optimizer's `self.assign(var, value)`:
@@ -898,14 +905,29 @@ class ModelBuilder:
         if positional:
             second = self._value(positional[1]) if len(positional) > 1 else None
             sums = len(positional) > 1 and self._running_sum_of(positional[1], positional[0])
-            alternative = (self._ref_bound(positional[0]), second, sums)
+            depends = self._depends(positional[1]) if len(positional) > 1 else None
+            alternative = (self._ref_bound(positional[0]), second, sums, depends)
         parts = dotted_parts(func)
         ref = self._ref(parts) if parts is not None else None
         if attribute is not None and self._is_self(attribute[0]) and len(positional) >= 2:
             ref = None  # a Keras optimizer's `self.assign(variable, value)`: a method in effect
-            update.receiver, update.value, update.accumulates = alternative  # type: ignore[misc]
+            update.receiver, update.value, update.accumulates, update.depends = \
+                alternative  # type: ignore[misc]
             alternative = None
         self._pending_updates.append((update, ref, alternative))
+
+    def _depends(self, value: ast.AST) -> Optional[Tuple[Bound, ...]]:
+        """What outside state `value` reads, or None if it can differ between replicas
+        (see invariance.py): the functions around it, innermost first, give its locals."""
+        chain = []
+        for fn in reversed(self._functions):
+            if fn.node is not None:
+                definitions = self._definitions.get(id(fn.node))
+                if definitions is None:
+                    definitions = self._definitions[id(fn.node)] = Definitions(fn.node)
+                chain.append(definitions)
+        reads = Invariance(chain, self._fn.self_name).reads(value)
+        return None if reads is None else tuple(self._ref_bound(read) for read in reads)
 
     def _running_sum_of(self, node: ast.AST, target: ast.AST, depth: int = 0) -> bool:
         """Whether `node` is `target` plus or minus other terms (`total + x`,
@@ -1057,7 +1079,7 @@ class ModelBuilder:
         for update, update_ref, alternative in self._pending_updates:
             if update_ref is not None and alternative is not None and \
                     resolve(update_ref) in tfapi.UPDATE_FUNCTIONS:
-                update.receiver, update.value, update.accumulates = alternative
+                update.receiver, update.value, update.accumulates, update.depends = alternative
                 update.function_style = True
             self.model.updates.append(update)
         for ref, reads in self._pending_checkpoints:

@@ -175,6 +175,9 @@ class Update:
     function_style: bool = False
     # `assign` of the variable plus other terms (`v.assign(v + x)`): a running sum.
     accumulates: bool = False
+    # The outside state the value reads (`self.x`, module names), if the value is the same
+    # on every replica as long as that state is; None: it can differ (invariance.py).
+    depends: Optional[Tuple[Bound, ...]] = None
 
 
 # Read kinds besides the read methods

@@ -14,7 +14,8 @@ from typing import Dict, Iterable, List, Optional, Tuple
 from ..records import record
 from .contexts import ContextAnalysis, ProjectIndex
 from .facts import BOUND_QNAME, FileModel
-from .usage import UsageAnalysis
+from . import tfapi
+from .usage import PER_REPLICA, REPLICA_INVARIANT, UpdateInfo, UsageAnalysis
 from .variables import VariableSite, keras_class_kind, variable_sites
 
 
@@ -47,6 +48,7 @@ class Project:
         for key, reads in self.usage.reads().items():
             if key in by_key:
                 by_key[key].reads.extend(reads)
+        _settle_invariance(self.usage, by_key)
         holders = self.usage.holders()
         for key, site in by_key.items():
             site.holder = holders.get(key) or self.usage.lexical_holder(site.call, key)
@@ -58,6 +60,44 @@ class Project:
 
     def link(self, fm: FileModel) -> LinkedFile:
         return LinkedFile(fm, self.sites.get(fm.path, []), aliases(fm), self)
+
+
+def _settle_invariance(usage: UsageAnalysis, by_key: Dict[Tuple[str, int], VariableSite]
+                       ) -> None:
+    """Each update whose value is the same on every replica as long as the state it
+    reads is (`UpdateInfo.depends`) becomes REPLICA_INVARIANT unless that state denotes a
+    variable that is not in sync: ON_READ (each replica reads its own copy), of unknown
+    synchronization, or with aggregation NONE and an update that can differ. The greatest
+    fixpoint: updates are assumed the same everywhere until shown otherwise, so that a
+    variable written from itself (`u.assign(f(u, kernel))`) stays in sync."""
+    pending: List[Tuple[UpdateInfo, List[VariableSite]]] = []
+    seen = set()
+    for site in by_key.values():
+        for update in site.updates:
+            if update.value_kind != PER_REPLICA or update.depends is None or id(update) in seen:
+                continue
+            seen.add(id(update))
+            keys = {key for bound in update.depends
+                    for key in usage.variables_of(bound, update.path)}
+            if any(key not in by_key for key in keys):
+                continue  # a variable the run does not see
+            update.value_kind = REPLICA_INVARIANT
+            pending.append((update, [by_key[key] for key in keys]))
+    changed = True
+    while changed:
+        changed = False
+        for update, read in pending:
+            if update.value_kind == REPLICA_INVARIANT and not all(map(_in_sync, read)):
+                update.value_kind = PER_REPLICA
+                changed = True
+
+
+def _in_sync(site: VariableSite) -> bool:
+    """Whether every replica reads the same value of the variable, as far as the run shows."""
+    if site.sync.member not in (tfapi.SYNC_AUTO, tfapi.SYNC_ON_WRITE):
+        return False
+    return site.agg.member != tfapi.AGG_NONE or all(
+        u.value_kind != PER_REPLICA for u in site.updates if u.replica_context is not False)
 
 
 def _keras_kind(index: ProjectIndex, class_id: str) -> Tuple[Optional[str], Optional[str]]:

@@ -617,6 +617,13 @@ for _module in ("tensorflow", "tensorflow.compat.v1", "tensorflow.python.ops.sta
         UPDATE_FUNCTIONS[f"{_module}.{_name}"] = _name
 UPDATE_CALLEE_NAMES = frozenset(UPDATE_METHODS)
 
+# Values that differ between replicas whatever they are computed from: random ops
+# (`tf.random.*`, `keras.random.*`, `np.random.*`, dropout) and the replica's id.
+PER_REPLICA_CALL_PARTS = frozenset({"random", "dropout"})
+PER_REPLICA_ATTRIBUTES = frozenset({"replica_id_in_sync_group"})
+# Replica-context calls whose result is the same on every replica.
+REPLICA_INVARIANT_RESULTS = frozenset({"all_reduce", "all_gather", "merge_call"})
+
 # Reads that reduce an ON_READ variable in cross-replica context.
 READ_METHODS = frozenset({"numpy", "read_value", "value"})
 # Calls whose result is a sum of their arguments' terms, or one of them unchanged

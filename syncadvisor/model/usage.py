@@ -32,6 +32,8 @@ UNKNOWN = "unknown"
 PYTHON_NUMBER = "python-number"  # the same non-tensor on every replica
 CONSTANT = "constant"  # the same tensor on every replica
 PER_REPLICA = "per-replica"  # anything else: it can differ between replicas
+# Computed from state that is the same on every replica (settled by linking).
+REPLICA_INVARIANT = "replica-invariant"
 
 _MAX_DEPTH = 10
 
@@ -63,6 +65,9 @@ class UpdateInfo:
     contexts: FrozenSet[Context] = frozenset()
     function_style: bool = False  # tf.compat.v1.assign(v, ...) rather than v.assign(...)
     accumulates: bool = False  # `assign` of the variable plus other terms: a running sum
+    # The state a PER_REPLICA value reads if it is the same everywhere while that state
+    # is (facts.Update.depends); linking settles it to REPLICA_INVARIANT or keeps it.
+    depends: Optional[Tuple[Bound, ...]] = None
 
     @property
     def replica_context(self) -> Optional[bool]:
@@ -390,7 +395,8 @@ class UsageAnalysis:
                 contexts = self.contexts.contexts_at(fm.path, update.function, update.scopes)
                 info = UpdateInfo(fm.path, update.method, update.value, value_kind(update.value),
                                   update.span, update.function, self.where_at(update.function),
-                                  contexts, update.function_style, update.accumulates)
+                                  contexts, update.function_style, update.accumulates,
+                                  update.depends)
                 for key in keys:
                     result[key].append(info)
         return result

@@ -20,7 +20,7 @@ from ..model.contexts import (IN_STRATEGY, NO_STRATEGY, UNKNOWN, Context, Note, 
                               describe_strategy)
 from ..model.facts import QNAME, Argument, CreationCall, FileModel, Span
 from ..model.project import LinkedFile
-from ..model.usage import CONSTANT, PYTHON_NUMBER
+from ..model.usage import CONSTANT, PYTHON_NUMBER, REPLICA_INVARIANT
 from ..model.variables import Setting, VariableSite
 
 SECTIONS = ("What it does", "Why is this bad?", "Example", "Fix safety")
@@ -345,7 +345,8 @@ def suggest_aggregation(site: VariableSite) -> Tuple[str, str]:
     integer = site.dtype in tfapi.INTEGER_DTYPES
     updates = [u for u in site.updates if u.replica_context] or site.updates
     methods = {u.method for u in updates}
-    same_everywhere = updates and all(u.value_kind in (PYTHON_NUMBER, CONSTANT) for u in updates)
+    same_everywhere = updates and all(u.value_kind in (PYTHON_NUMBER, CONSTANT, REPLICA_INVARIANT)
+                                      for u in updates)
     if methods and methods <= {"assign_add", "assign_sub"}:
         if same_everywhere:
             return tfapi.AGG_ONLY_FIRST_REPLICA, "a counter every replica advances alike"

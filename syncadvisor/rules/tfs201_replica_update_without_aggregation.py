@@ -18,9 +18,13 @@ class ReplicaUpdateWithoutAggregation(Rule):
     Under CentralStorageStrategy and ParameterServerStrategy any such update is flagged,
     whatever the value; under MirroredStrategy, MultiWorkerMirroredStrategy and
     TPUStrategy only one whose value can differ between replicas (a loss, a gradient,
-    anything computed from the replica's batch). A value that is the same on every
-    replica (a literal, a constant) is flagged only where a CentralStorage or
-    ParameterServer strategy is visible. `tf.Variable(..., per_worker_variable=True)`,
+    anything computed from the replica's batch, a random op or the replica's id). A value
+    that is the same on every replica is flagged only where a CentralStorage or
+    ParameterServer strategy is visible: a literal, a constant, what is computed from them
+    and from variables whose own updates are all the same on every replica (a power
+    iteration over a layer's kernel, `self.iterations + 1`, a learning-rate schedule of
+    the step), and `all_reduce`/`all_gather`/`merge_call` results. Methods and functions
+    called on such values are taken to return such a value: their bodies are not read. `tf.Variable(..., per_worker_variable=True)`,
     ParameterServerStrategy's deliberate per-worker state, is never flagged.
 
     ## Why is this bad?
@@ -100,6 +104,36 @@ class ReplicaUpdateWithoutAggregation(Rule):
                 seen.assign_add(tf.reduce_sum(x))
             strategy.run(step, args=(1.,))
         """),
+        snippet("""
+            import keras
+            class SpectralNorm(keras.layers.Layer):
+                def build(self, shape):
+                    self.kernel = self.add_weight(shape=shape)
+                    self.u = self.add_weight(shape=(1, shape[-1]), trainable=False)
+                def call(self, inputs, training=False):
+                    w = keras.ops.reshape(self.kernel, [-1, self.kernel.shape[-1]])
+                    u = self.u.value
+                    for _ in range(2):
+                        v = keras.ops.normalize(keras.ops.matmul(u, keras.ops.transpose(w)))
+                        u = keras.ops.normalize(keras.ops.matmul(v, w))
+                    self.u.assign(u)
+                    return inputs
+        """),
+        snippet("""
+            import tensorflow as tf
+            strategy = tf.distribute.MirroredStrategy()
+            with strategy.scope():
+                iterations = tf.Variable(0, dtype=tf.int64)
+                lr = tf.Variable(0.1)
+            def schedule(step):
+                return 0.1 * 0.9 ** tf.cast(step, tf.float32)
+            def step(x):
+                iterations.assign(iterations + 1)
+                lr.assign(tf.cond(iterations > 10, lambda: schedule(iterations), lambda: 0.1))
+                ctx = tf.distribute.get_replica_context()
+                return ctx.all_reduce(tf.distribute.ReduceOp.SUM, x)
+            strategy.run(step, args=(1.,))
+        """),
     ]
     INVALID = [
         Invalid(
@@ -146,6 +180,34 @@ class ReplicaUpdateWithoutAggregation(Rule):
                 strategy.run(step)
             """),
             (Expect(4, 13, ERROR),),
+        ),
+        Invalid(  # computed from a variable that is itself written per replica
+            snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    last = tf.Variable(0.)
+                    doubled = tf.Variable(0.)
+                def step(x):
+                    last.assign(tf.reduce_max(x))
+                    doubled.assign(last * 2.)
+                strategy.run(step, args=(1.,))
+            """),
+            (Expect(4, 12, WARNING), Expect(5, 15, WARNING)),
+        ),
+        Invalid(  # random ops and the replica's id differ between replicas
+            snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    noise = tf.Variable(0.)
+                    who = tf.Variable(0)
+                def step():
+                    noise.assign(tf.random.normal([]))
+                    who.assign(tf.distribute.get_replica_context().replica_id_in_sync_group)
+                strategy.run(step)
+            """),
+            (Expect(4, 13, WARNING), Expect(5, 11, WARNING)),
         ),
         Invalid(  # the WeightNormalization pattern: a weight assigned in call()
             snippet("""

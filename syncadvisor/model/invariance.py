@@ -1,0 +1,180 @@
+"""Whether a value written in replica context can differ between replicas.
+
+Inside a function that runs once per replica, what differs between replicas comes in
+through its parameters (what `strategy.run` and Keras hand each replica: the batch, the
+gradients), from random ops and from the replica's id; whatever is computed from them
+differs too. Literals, and what is computed from them and from state outside the
+function (`self.kernel`, a module's variable), are the same on every replica -- as long as
+that state is itself the same on every replica, which only linking can tell (a
+NONE-aggregation variable written with per-replica values is not). So the answer here is
+either None, "can differ", or the expressions of outside state the value reads: linking
+settles those over the variables they denote, to a fixpoint (`project.py`).
+
+Locals are followed through every assignment in their function (loops included: a local
+assigned from itself is assumed the same everywhere until one of its other definitions
+says otherwise), and names of enclosing functions the same way. Attributes of `self`
+that are not variables are taken as configuration, the same on every replica, and a
+method or function called with values that are the same everywhere returns one too: what
+a callee reads besides its arguments is not followed into its body.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Dict, List, Optional, Sequence, Set
+
+from . import tfapi
+
+MAX_DEPTH = 24
+
+# A definition whose value is the same everywhere (an import, a nested def or class).
+_FIXED = ast.Constant(value=None)
+# Expressions followed through all their children.
+_COMPOUND = (ast.BinOp, ast.BoolOp, ast.UnaryOp, ast.Compare, ast.IfExp, ast.Tuple, ast.List,
+             ast.Set, ast.Dict, ast.Subscript, ast.Slice, ast.Starred, ast.JoinedStr,
+             ast.FormattedValue, ast.keyword)
+_CONTEXTS = (ast.Load, ast.Store, ast.Del, ast.operator, ast.boolop, ast.unaryop, ast.cmpop)
+
+
+class Definitions:
+    """A function's parameters, and every value each of its local names is bound to
+    (None where the value is unknown, as for an exception caught)."""
+
+    __slots__ = ("params", "defs", "outer")
+
+    def __init__(self, fn: ast.AST):
+        args = fn.args  # type: ignore[attr-defined]
+        self.params: Set[str] = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+        self.params.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
+        self.defs: Dict[str, List[Optional[ast.AST]]] = {}
+        self.outer: Set[str] = set()  # names declared global or nonlocal
+        body = fn.body if isinstance(fn.body, list) else [fn.body]  # type: ignore[attr-defined]
+        stack = list(body)
+        while stack:
+            node = stack.pop()
+            self._note(node)
+            for child in ast.iter_child_nodes(node):
+                if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                          ast.ClassDef, ast.ListComp, ast.SetComp,
+                                          ast.DictComp, ast.GeneratorExp)):
+                    stack.append(child)
+
+    def _note(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                self._bind(target, node.value)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+            if node.value is not None:
+                self._bind(node.target, node.value)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            self._bind(node.target, node.iter)
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            self._bind(node.optional_vars, node.context_expr)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            self.defs.setdefault(node.name, []).append(None)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                name = (alias.asname or alias.name).split(".")[0]
+                self.defs.setdefault(name, []).append(_FIXED)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            self.defs.setdefault(node.name, []).append(_FIXED)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            self.outer.update(node.names)
+
+    def _bind(self, target: ast.AST, value: ast.AST) -> None:
+        if isinstance(target, ast.Name):
+            self.defs.setdefault(target.id, []).append(value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:  # each name: as the whole value, at worst
+                self._bind(element.value if isinstance(element, ast.Starred) else element, value)
+
+
+class Invariance:
+    """`reads(value)`: None if the value can differ between replicas, else the
+    expressions of outside state it reads (`self.x` attributes, names from outside the
+    functions), for linking to settle. `chain` is the functions around the value, the
+    innermost first; `self_name` the name of `self` in them."""
+
+    def __init__(self, chain: Sequence[Definitions], self_name: Optional[str]):
+        self.chain = chain
+        self.self_name = self_name
+        self._visiting: Set[str] = set()
+
+    def reads(self, node: ast.AST) -> Optional[List[ast.AST]]:
+        found: List[ast.AST] = []
+        return found if self._collect(node, found, 0) else None
+
+    def _collect(self, node: ast.AST, found: List[ast.AST], depth: int) -> bool:
+        """Adds what `node` reads to `found`; False if it can differ between replicas."""
+        if depth > MAX_DEPTH:
+            return False
+        if isinstance(node, ast.Constant):
+            return True
+        if isinstance(node, ast.Name):
+            return self._name(node, found, depth)
+        if isinstance(node, ast.Attribute):
+            if node.attr in tfapi.PER_REPLICA_ATTRIBUTES:
+                return False
+            if isinstance(node.value, ast.Name) and node.value.id == self.self_name \
+                    and self.self_name is not None:
+                found.append(node)
+                return True
+            return self._collect(node.value, found, depth + 1)
+        if isinstance(node, ast.Call):
+            return self._call(node, found, depth)
+        if isinstance(node, _COMPOUND):
+            return all(self._collect(child, found, depth + 1)
+                       for child in ast.iter_child_nodes(node)
+                       if not isinstance(child, _CONTEXTS))
+        if isinstance(node, ast.Lambda) and not _has_parameters(node.args):
+            # `tf.cond(c, lambda: self.u.value, ...)`: what it returns, when called
+            return self._collect(node.body, found, depth + 1)
+        return False  # lambdas with parameters, comprehensions, awaits: not followed
+
+    def _name(self, node: ast.Name, found: List[ast.AST], depth: int) -> bool:
+        name = node.id
+        if name == self.self_name:
+            return True  # the object itself; its attributes are read one by one
+        for level, definitions in enumerate(self.chain):
+            if name in definitions.outer:
+                break
+            if name in definitions.params:
+                return False  # what each replica is handed
+            values = definitions.defs.get(name)
+            if values is not None:
+                key = f"{level}:{name}"
+                if key in self._visiting:
+                    return True  # a loop: decided by the local's other definitions
+                self._visiting.add(key)
+                try:
+                    return all(value is not None and self._collect(value, found, depth + 1)
+                               for value in values)
+                finally:
+                    self._visiting.discard(key)
+        found.append(node)  # a module's name, or a builtin
+        return True
+
+    def _call(self, node: ast.Call, found: List[ast.AST], depth: int) -> bool:
+        parts = _dotted(node.func)
+        if parts and (tfapi.PER_REPLICA_CALL_PARTS.intersection(parts)):
+            return False
+        if parts and parts[-1] in tfapi.REPLICA_INVARIANT_RESULTS:
+            return True  # all_reduce, all_gather, merge_call: every replica gets the same
+        children: List[ast.AST] = [node.func, *node.args, *(k.value for k in node.keywords)]
+        return all(self._collect(child, found, depth + 1) for child in children)
+
+
+def _has_parameters(args: ast.arguments) -> bool:
+    return bool(args.posonlyargs or args.args or args.kwonlyargs or args.vararg or args.kwarg)
+
+
+def _dotted(node: ast.AST) -> Optional[List[str]]:
+    parts: List[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return parts[::-1]
+    if isinstance(node, ast.Call):  # tf.distribute.get_replica_context().all_reduce(...)
+        return parts[::-1]
+    return None

@@ -1,0 +1,55 @@
+"""invariance.py: which values written in replica context can differ between replicas,
+and what outside state the others read (linking settles that state)."""
+import ast
+import textwrap
+
+import pytest
+
+from syncadvisor.model.invariance import Definitions, Invariance
+
+
+def _reads(source: str):
+    """What the value of the last `...assign(value)` in the innermost function reads:
+    None if it can differ, else the read expressions' text."""
+    tree = ast.parse(textwrap.dedent(source))
+    functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.Lambda))]
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)
+             and isinstance(n.func, ast.Attribute) and n.func.attr == "assign"]
+    value = calls[-1].args[0]
+    inner = [f for f in functions if any(n is value for n in ast.walk(f))]
+    chain = [Definitions(f) for f in reversed(inner)]  # ast.walk is outermost first
+    self_name = "self" if "self" in {a.arg for f in inner for a in f.args.args} else None
+    reads = Invariance(chain, self_name).reads(value)
+    return None if reads is None else sorted({ast.unparse(r) for r in reads})
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("def f(x):\n    v.assign(1.0)", []),
+    ("def f(x):\n    v.assign(x)", None),  # a parameter: each replica's own
+    ("def f(x):\n    y = x * 2\n    v.assign(y)", None),
+    ("def f(x):\n    v.assign(v + 1)", ["v"]),
+    ("def f(self):\n    self.u.assign(self.u * self.k)", ["self.k", "self.u"]),
+    ("def f(x):\n    v.assign(tf.random.normal([]))", None),
+    ("def f(x):\n    v.assign(keras.random.uniform([]) * 0)", None),
+    ("def f(x):\n    v.assign(ctx.replica_id_in_sync_group)", None),
+    ("def f(x):\n    v.assign(ctx.all_reduce('sum', x))", []),
+    ("def f(x):\n    v.assign(tf.distribute.get_replica_context().all_gather(x, 0))", []),
+    ("def f(x):\n    v.assign(tf.cond(c, lambda: w, lambda: 0.))", ["c", "tf", "w"]),
+    ("def f(x):\n    v.assign(tf.map_fn(lambda e: e, w))", None),  # a lambda with parameters
+    ("def f(x):\n    v.assign([e for e in w])", None),  # comprehensions are not followed
+    # a loop: a local assigned from itself is decided by its other definitions
+    ("def f(self):\n    u = self.u.value\n    for _ in range(self.n):\n"
+     "        u = norm(u @ self.w)\n    self.u.assign(u)",
+     ["norm", "self.u", "self.w"]),
+    ("def f(self, x):\n    u = self.u.value\n    for _ in range(3):\n"
+     "        u = norm(u @ x)\n    self.u.assign(u)", None),
+    # a closure: the enclosing function's parameters are what its replica was handed too
+    ("def outer(x):\n    def inner():\n        v.assign(x)\n    inner()", None),
+    ("def outer():\n    y = 3.\n    def inner():\n        v.assign(y)\n    inner()", []),
+    ("def f(x):\n    global g\n    g = x\n    v.assign(g)", ["g"]),  # decided by linking
+    ("def f(x):\n    try:\n        pass\n    except E as e:\n        v.assign(e)", None),
+    ("def f(x):\n    a, b = x\n    v.assign(a)", None),
+    ("def f(x):\n    import numpy as np\n    v.assign(np.pi)", []),
+])
+def test_what_a_replica_value_reads(source, expected):
+    assert _reads(source) == expected
