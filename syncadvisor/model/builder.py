@@ -25,7 +25,8 @@ from . import tfapi
 from .facts import (
     BOOL, BOUND_ATTR, BOUND_CALL, BOUND_CONTAINER, BOUND_ELEMENT, BOUND_ITEM, BOUND_LOCAL,
     BOUND_METHOD, BOUND_NAMES, BOUND_QNAME, BOUND_SELF_ATTR, CALL, ENTRY_CROSS, ENTRY_REPLICA,
-    FLOAT, INT, NONE, OTHER, QNAME, READ_CHECKPOINT, READ_SAVE, STR, Argument, Bound, CallEdge,
+    FLOAT, INT, NONE, OTHER, QNAME, READ_CHECKPOINT, READ_SAVE, READ_WRITE, STR, Argument, Bound,
+    CallEdge,
     ClassInfo, CreationCall, EnumRef, FileModel, FunctionInfo, LayerCall, ObjectUse, Read,
     ReplicaEntry, ScopeEntry, Span, Update, Value,
 )
@@ -868,6 +869,9 @@ class ModelBuilder:
                                                  passed))
         if last == "Checkpoint" or last in tfapi.SAVE_METHODS:
             self._record_save(node, func, attribute, last, fn)
+        elif last in tfapi.CHECKPOINT_SAVE_METHODS and attribute is not None:
+            self.model.reads.append(Read(self._ref_bound(attribute[0]), READ_WRITE,
+                                         self._span(node), fn.id, tuple(fn.scopes)))
         if last in tfapi.BATCH_NORMALIZATION_NAMES:
             parts = dotted_parts(func)
             if parts is not None:

@@ -183,6 +183,7 @@ class Update:
 # Read kinds besides the read methods
 READ_CHECKPOINT = "checkpoint"  # tracked by a checkpoint
 READ_SAVE = "save"  # saved (SavedModel, Keras `save`/`save_weights`)
+READ_WRITE = "write"  # `x.write(...)`: a save when `x` is a `tf.train.Checkpoint`
 
 
 @record(slots=True)

@@ -644,6 +644,8 @@ SAVE_FUNCTIONS = frozenset({"tensorflow.saved_model.save", "tensorflow.compat.v1
                             "keras.saving.save_model", "keras.models.save_model",
                             "tf_keras.models.save_model"})
 SAVE_METHODS = frozenset({"save", "save_weights"})
+# What saves a `tf.train.Checkpoint` besides `save`: its `write`.
+CHECKPOINT_SAVE_METHODS = frozenset({"write"})
 
 # strategy.run(fn) and friends: fn runs once per replica.
 REPLICA_RUN_METHODS = frozenset({"run", "experimental_run_v2", "experimental_run"})

@@ -21,8 +21,8 @@ from . import tfapi
 from .contexts import Context, ContextAnalysis, ProjectIndex, Strategy
 from .facts import (BOOL, BOUND_ATTR, BOUND_CALL, BOUND_CONTAINER, BOUND_ELEMENT, BOUND_ITEM,
                     BOUND_METHOD, BOUND_NAMES, BOUND_QNAME, BOUND_SELF_ATTR, CALL, ENTRY_CROSS,
-                    FLOAT, INT, QNAME, READ_CHECKPOINT, READ_SAVE, Bound, CreationCall, FileModel,
-                    Read, Span, Value)
+                    FLOAT, INT, QNAME, READ_CHECKPOINT, READ_SAVE, READ_WRITE, Bound, CreationCall,
+                    FileModel, Read, Span, Value)
 
 REPLICA = "replica"
 CROSS = "cross-replica"
@@ -94,7 +94,11 @@ class ReadInfo:
 
     @property
     def cross_replica(self) -> bool:
-        return self.kind in (READ_CHECKPOINT, READ_SAVE) or any(w.kind == CROSS for w in self.where)
+        """A read that combines the copies: a save, or a read in cross-replica context.
+        Building a `tf.train.Checkpoint` reads nothing; it only makes the variable tracked
+        (READ_CHECKPOINT), and its `save`/`write` is the save."""
+        return self.kind == READ_SAVE or (self.kind != READ_CHECKPOINT and
+                                          any(w.kind == CROSS for w in self.where))
 
 
 def value_kind(value: Optional[Value]) -> str:
@@ -403,11 +407,28 @@ class UsageAnalysis:
 
     def reads(self) -> Dict[VarKey, List[ReadInfo]]:
         result: Dict[VarKey, List[ReadInfo]] = defaultdict(list)
+        # (path, span of a `tf.train.Checkpoint(...)` call) -> the variables it tracks
+        tracked: Dict[Tuple[str, Span], List[VarKey]] = defaultdict(list)
+        saves: List[Tuple[Read, str]] = []
         for fm in self.index.files:
             for read in fm.reads:
+                if read.kind in (READ_SAVE, READ_WRITE):
+                    saves.append((read, fm.path))
+                if read.kind == READ_WRITE:
+                    continue  # a save only of a checkpoint (below)
                 info = ReadInfo(fm.path, read.kind, read.span, self.where_at(read.function))
-                for key in self._read_variables(read, fm.path):
+                keys = self._read_variables(read, fm.path)
+                for key in keys:
                     result[key].append(info)
+                if read.kind == READ_CHECKPOINT:
+                    tracked[(fm.path, read.span)].extend(keys)
+        for read, path in saves:  # `checkpoint.save(...)`: a save of what it tracks
+            for obj in self.objects(read.receiver, path):
+                if obj.kind == OBJ_INSTANCE and obj.key in tfapi.CHECKPOINT_CLASSES \
+                        and obj.origin is not None and obj.origin[0].span is not None:
+                    info = ReadInfo(path, READ_SAVE, read.span, self.where_at(read.function))
+                    for key in tracked.get((obj.origin[1], obj.origin[0].span), ()):
+                        result[key].append(info)
         return result
 
     def _read_variables(self, read: Read, path: str) -> List[VarKey]:

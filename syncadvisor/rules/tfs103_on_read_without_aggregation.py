@@ -18,7 +18,8 @@ class OnReadWithoutAggregation(Rule):
     will combine its copies: a cross-replica read or a save that is visible (error), or
     a checkpoint or SavedModel that can reach it because it is tracked state -- an
     attribute of a Keras layer, model, metric or optimizer, of a `tf.Module` or another
-    trackable, or a module global (warning).
+    trackable, a variable given to `tf.train.Checkpoint(...)`, or a module global
+    (warning). Building a checkpoint reads nothing; its `save`/`write` is the save.
 
     ## Why is this bad?
     An ON_READ variable keeps one copy per replica and combines them when read in
@@ -129,6 +130,27 @@ class OnReadWithoutAggregation(Rule):
                 print(n.numpy())
             """),
         ),
+        Invalid(  # a checkpoint tracks it; its save is not in sight
+            snippet("""
+                import tensorflow as tf
+                def make(strategy):
+                    with strategy.scope():
+                        seen = tf.Variable(0., trainable=False, synchronization=tf.VariableSynchronization.ON_READ)
+                    return tf.train.Checkpoint(seen=seen)
+            """),
+            (Expect(4, 49, WARNING),),
+        ),
+        Invalid(  # ... and its save is
+            snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    seen = tf.Variable(0., trainable=False, synchronization=tf.VariableSynchronization.ON_READ)
+                checkpoint = tf.train.Checkpoint(seen=seen)
+                checkpoint.write('/tmp/ckpt')
+            """),
+            (Expect(4, 45, ERROR),),
+        ),
         Invalid(
             snippet("""
                 import keras
@@ -162,7 +184,8 @@ class OnReadWithoutAggregation(Rule):
             where = verdict.where if verdict else (
                 "under MirroredStrategy, MultiWorkerMirroredStrategy or TPUStrategy")
             read = next((r for r in site.reads if r.cross_replica), None)
-            if read is None and site.holder is None:
+            checkpoint = next((r for r in site.reads if r.kind == READ_CHECKPOINT), None)
+            if read is None and site.holder is None and checkpoint is None:
                 continue  # a replica-local buffer: nothing combines its copies
             severity = WARNING
             if read is not None and verdict is not None and verdict.severity == ERROR:
@@ -172,6 +195,9 @@ class OnReadWithoutAggregation(Rule):
                 trigger = ctx.at(what, read.path, read.span)
             elif read is not None:
                 trigger = "its first cross-replica read, checkpoint or SavedModel export"
+            elif checkpoint is not None:
+                trigger = (f"{ctx.at('the checkpoint', checkpoint.path, checkpoint.span)} "
+                           f"tracks it, so saving that checkpoint (or any cross-replica read)")
             else:
                 holder = site.holder or ""
                 if holder == MODULE_GLOBAL:
