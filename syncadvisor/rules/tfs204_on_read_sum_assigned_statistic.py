@@ -163,6 +163,9 @@ class OnReadSumAssignedStatistic(Rule):
             default = "" if site.agg.written else f" (the default of {site.api.title})"
             one_copy = " or ".join(member_text(ctx, site, tfapi.AGG, member)[0]
                                    for member in (tfapi.AGG_ONLY_FIRST_REPLICA, tfapi.AGG_MEAN))
+            if tfapi.AGG not in site.api.parameters() and not site.api.accepts_any_keyword:
+                # Keras 3 `Metric.add_weight` takes no aggregation; `add_variable` does.
+                one_copy += f" (`{site.api.title}` takes none: create it with `add_variable`)"
             yield ctx.finding(
                 site_span(site, site.agg),
                 f"`{site.name}` is ON_READ with aggregation SUM{default}, and {at} writes "
