@@ -460,7 +460,7 @@ class CreatedOutsideStrategyScope(Rule):
                     reported.add((made_path, made_bound.span))
                     severity, outcome, strategy = verdict
                     text = f"`{made_bound.text}`"
-                    handover = self._handover(ctx, use, made_bound, made_path)
+                    handover, scope = self._handover(ctx, use, made_bound, made_path)
                     if handover is not None:
                         how = f"`compile({keyword}=...)`" if keyword else f"`.{use.method}`"
                         used = f"handed to {handover}, whose " \
@@ -476,7 +476,8 @@ class CreatedOutsideStrategyScope(Rule):
                     yield ctx.finding(
                         made_bound.span if made_path == fm.path else use.span,
                         f"the {kind} {text}{where} is made {outcome[0]} but {used}: "
-                        f"{outcome[1]}; make it inside `with {strategy.text}.scope():`",
+                        f"{outcome[1]}; make it inside `with "
+                        f"{(scope or strategy).text}.scope():`",
                         severity)
 
     @staticmethod
@@ -515,12 +516,15 @@ class CreatedOutsideStrategyScope(Rule):
         return strategies, (f"`{first[0]}` built", first[1], first[2]) if first else None
 
     @staticmethod
-    def _handover(ctx: RuleContext, use, made: Bound, made_path: str) -> Optional[str]:
-        """"`Trainer(...)` at line 22" when the object a use in a method works on gets
-        there through a parameter of that class's constructor."""
+    def _handover(ctx: RuleContext, use, made: Bound, made_path: str
+                  ) -> Tuple[Optional[str], Optional[Strategy]]:
+        """("`Trainer(...)` at line 22", the strategy scope that call is in, if any) when
+        the object a use in a method works on gets there through a parameter of that
+        class's constructor; else Nones. The scope is what the object's maker can enter
+        (a method's `self.strategy` means nothing there)."""
         info = ctx.model.functions.get(use.function) if use.function else None
         if info is None or info.klass is None:
-            return None
+            return None, None
         usage = ctx.usage
         for construction, path in usage.constructions_of(info.klass):
             for passed in construction.passed:
@@ -529,9 +533,11 @@ class CreatedOutsideStrategyScope(Rule):
                 for obj in usage.constructions(passed, path):
                     if obj.origin is not None and obj.origin[1] == made_path and \
                             obj.origin[0].span == made.span:
+                        lexical = ctx.project.contexts.scope_context(path, construction.scopes)
                         return ctx.at(f"`{construction.callee.text}(...)`", path,
-                                      construction.span)
-        return None
+                                      construction.span), \
+                            lexical.strategy if lexical is not None else None
+        return None, None
 
     @staticmethod
     def _object_verdict(ctx: RuleContext, family, kind: str, cls: str, made,
