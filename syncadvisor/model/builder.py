@@ -24,11 +24,10 @@ from ..lines import line_starts, position
 from . import tfapi
 from .facts import (
     BOOL, BOUND_ATTR, BOUND_CALL, BOUND_CONTAINER, BOUND_ELEMENT, BOUND_ITEM, BOUND_LOCAL,
-    BOUND_METHOD, BOUND_NAMES, BOUND_QNAME, BOUND_SELF_ATTR, CALL, ENTRY_CROSS, ENTRY_REPLICA,
-    FLOAT, INT, NONE, OTHER, QNAME, READ_CHECKPOINT, READ_SAVE, READ_WRITE, STR, Argument, Bound,
-    CallEdge,
-    ClassInfo, CreationCall, EnumRef, FileModel, FunctionInfo, LayerCall, ObjectUse, Read,
-    ReplicaEntry, ScopeEntry, Span, Update, Value,
+    BOUND_METHOD, BOUND_NAMES, BOUND_PARAM, BOUND_QNAME, BOUND_SELF_ATTR, CALL, ENTRY_CROSS,
+    ENTRY_REPLICA, FLOAT, INT, NONE, OTHER, QNAME, READ_CHECKPOINT, READ_SAVE, READ_WRITE, STR,
+    Argument, Bound, CallEdge, ClassInfo, Construction, CreationCall, EnumRef, FileModel,
+    FunctionInfo, LayerCall, ObjectUse, Read, ReplicaEntry, ScopeEntry, Span, Update, Value,
 )
 from .invariance import Definitions, Invariance
 from .names import CLASS, COMPREHENSION, FUNCTION, MODULE, Binding, NameResolver, PendingRef, Scope
@@ -389,6 +388,8 @@ class ModelBuilder:
         self._enter_function(node.name, self._name_span(node, keyword),
                              _param_names(node.args), static)
         self._fn.node = node
+        if self._fn.info is not None:
+            self._fn.info.params = _signature(node.args)
         self._walk_all(node.decorator_list)
         self._walk_parameters(node.args)
         if node.returns is not None:
@@ -412,7 +413,7 @@ class ModelBuilder:
         self._scope = Scope(FUNCTION, self._scope)
         self._qualname.extend([name, "<locals>"])
         for param in params:
-            self._bind_local(param)
+            self._bind(param, Bound(BOUND_PARAM, function_id, param, attr=param))
         self._push_function(Function(function_id, self_name, klass, info))
 
     def _leave_function(self) -> None:
@@ -791,13 +792,19 @@ class ModelBuilder:
             if keyword.value.__class__ not in _LEAVES:
                 self.walk(keyword.value)
 
-    def _arguments(self, node: ast.Call) -> Tuple[Argument, ...]:
+    @staticmethod
+    def _argument_items(node: ast.Call) -> List[Tuple[ast.AST, Optional[str], ast.AST, str]]:
+        """(whole argument, keyword, value, star) of each argument, in source order."""
         items: List[Tuple[ast.AST, Optional[str], ast.AST, str]] = [
             (a, None, a.value, "*") if isinstance(a, ast.Starred) else (a, None, a, "")
             for a in node.args]
         items += [(k, k.arg, k.value, "" if k.arg is not None else "**") for k in node.keywords]
         if node.args and node.keywords and _before(node.keywords[0], node.args[-1]):
             items.sort(key=lambda item: (item[0].lineno, item[0].col_offset))  # type: ignore[attr-defined]
+        return items
+
+    def _arguments(self, node: ast.Call) -> Tuple[Argument, ...]:
+        items = self._argument_items(node)
         arguments: List[Argument] = []
         # Where the text before the next argument starts: after the callee, then after
         # each argument (its grouping parentheses included).
@@ -872,12 +879,31 @@ class ModelBuilder:
         elif last in tfapi.CHECKPOINT_SAVE_METHODS and attribute is not None:
             self.model.reads.append(Read(self._ref_bound(attribute[0]), READ_WRITE,
                                          self._span(node), fn.id, tuple(fn.scopes)))
+        if last[:1].isupper():
+            self._record_construction(node, func, last, fn)
         if last in tfapi.BATCH_NORMALIZATION_NAMES:
             parts = dotted_parts(func)
             if parts is not None:
                 layer = LayerCall(None, self._arguments(node), self._span(node), fn.id,
                                   tuple(fn.scopes))
                 self._pending_layer_calls.append((layer, self._ref(parts)))
+
+    def _record_construction(self, node: ast.Call, func: ast.AST, last: str,
+                             fn: Function) -> None:
+        """A call of what may be a class: the objects it hands over by name (`Trainer(model,
+        optimizer)`), or a Keras object whose options the rules read (`SGD(0.1, momentum=m)`).
+        By the naming convention, a class's name starts with a capital letter."""
+        passed = tuple(self._ref_bound(value) if isinstance(value, (ast.Name, ast.Attribute))
+                       else None for _, _, value, _ in self._argument_items(node))
+        if last not in tfapi.KERAS3_SLOT_OPTIONS and not any(passed):
+            return
+        parts = dotted_parts(func)
+        if parts is None:
+            return
+        callee = Bound(BOUND_CALL, None, intern(".".join(parts)), self._span(node))
+        self._pending_bounds.append((callee, self._ref(parts)))
+        self.model.constructions.append(Construction(
+            callee, self._arguments(node), passed, self._span(node), fn.id, tuple(fn.scopes)))
 
     def _passed_objects(self, node: ast.Call) -> Tuple[Tuple[str, Bound], ...]:
         """The objects `compile(...)` is handed, a list's elements one by one."""
@@ -1204,6 +1230,20 @@ def _is_preamble(statement: ast.AST) -> bool:
         return isinstance(statement.value, ast.Constant) and isinstance(statement.value.value, str)
     return (isinstance(statement, ast.ImportFrom) and statement.module == "__future__"
             and not statement.level)
+
+
+def _signature(args: ast.arguments) -> Tuple[str, ...]:
+    """`FunctionInfo.params`: positional names, then `*args` (or a bare `*` before
+    keyword-only ones), keyword-only names, `**kwargs`."""
+    names = [a.arg for a in args.posonlyargs] + [a.arg for a in args.args]
+    if args.vararg is not None:
+        names.append("*" + args.vararg.arg)
+    elif args.kwonlyargs:
+        names.append("*")
+    names += [a.arg for a in args.kwonlyargs]
+    if args.kwarg is not None:
+        names.append("**" + args.kwarg.arg)
+    return tuple(names)
 
 
 def _param_names(args: ast.arguments) -> List[str]:

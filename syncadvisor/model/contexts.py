@@ -15,8 +15,8 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tup
 from ..findings import Related
 from ..records import record
 from . import tfapi
-from .facts import (BOUND_CALL, BOUND_METHOD, BOUND_NAMES, BOUND_QNAME, BOUND_SELF_ATTR, Bound,
-                    ClassInfo, FileModel, Span)
+from .facts import (BOUND_CALL, BOUND_METHOD, BOUND_NAMES, BOUND_PARAM, BOUND_QNAME,
+                    BOUND_SELF_ATTR, Bound, ClassInfo, Construction, FileModel, Span)
 
 _MAX_DEPTH = 8
 # Methods Keras calls for you once a layer or model object exists.
@@ -76,6 +76,9 @@ class ProjectIndex:
         # again (every call `obj.m()` of the run).
         self._mro: Dict[str, List[str]] = {}
         self._method: Dict[Tuple[str, str], Optional[str]] = {}
+        self._constructions_of: Dict[str, List[Tuple[Construction, str]]] = {}
+        self._constructions: Optional[Tuple[Dict[str, List[Tuple[Construction, str]]],
+                                            Dict[Tuple[str, Span], Construction]]] = None
         for fm in self.files:
             self.modules.setdefault(fm.module, fm)
             for fid in fm.functions:
@@ -164,6 +167,67 @@ class ProjectIndex:
         self._method[key] = found
         return found
 
+    def arguments_for(self, function: str, param: str) -> List[Tuple[Bound, str]]:
+        """What the calls of a function pass for one of its parameters, as far as the
+        model follows them: the `__init__` of a project class, through the constructions
+        of that class or of a subclass that inherits it, for an argument given by name or
+        attribute. A plain function's callers are not followed."""
+        owner, _, name = function.rpartition(".")
+        fm = self.functions.get(function)
+        if name != "__init__" or owner not in self.classes or fm is None:
+            return []
+        params = fm.functions[function].params
+        if param not in params[1:]:
+            return []
+        # Positional arguments fill the names before the first starred one.
+        positional = next((i for i, p in enumerate(params) if p.startswith("*")), len(params))
+        found: List[Tuple[Bound, str]] = []
+        for construction, path in self.constructions_of(owner):
+            if self.method(str(construction.callee.qname), "__init__") != function:
+                continue
+            position = 1  # `self` is the instance, not an argument
+            for argument, passed in zip(construction.args, construction.passed):
+                if argument.star:
+                    if argument.star == "*":
+                        position = positional  # past a `*args`, positions are unknown
+                    continue
+                if argument.keyword is None:
+                    hit = position < positional and params[position] == param
+                    position += 1
+                else:
+                    hit = argument.keyword == param
+                if hit and passed is not None:
+                    found.append((passed, path))
+        return found
+
+    def constructions_of(self, class_id: str) -> List[Tuple[Construction, str]]:
+        """The calls in this run that construct an instance of a project class or of one
+        of its subclasses (as far as the model records calls: `Construction`)."""
+        found = self._constructions_of.get(class_id)
+        if found is None:
+            found = self._constructions_of[class_id] = [
+                call for qname, calls in self._construction_table()[0].items()
+                if qname in self.classes and class_id in self.mro(qname) for call in calls]
+        return found
+
+    def construction_at(self, path: str, span: Span) -> Optional[Construction]:
+        return self._construction_table()[1].get((path, span))
+
+    def _construction_table(self) -> Tuple[Dict[str, List[Tuple[Construction, str]]],
+                                           Dict[Tuple[str, Span], Construction]]:
+        """(callee qualified name -> its constructions with their files, (path, span) ->
+        the construction there), made when first asked for."""
+        if self._constructions is None:
+            by_callee: Dict[str, List[Tuple[Construction, str]]] = defaultdict(list)
+            by_span: Dict[Tuple[str, Span], Construction] = {}
+            for fm in self.files:
+                for construction in fm.constructions:
+                    if construction.callee.qname:
+                        by_callee[construction.callee.qname].append((construction, fm.path))
+                    by_span[(fm.path, construction.span)] = construction
+            self._constructions = (by_callee, by_span)
+        return self._constructions
+
     def class_attr(self, class_id: str, attr: str) -> List[Bound]:
         bounds: List[Bound] = []
         for cid in self.mro(class_id):
@@ -217,6 +281,11 @@ class StrategyResolver:
             if owner is None:
                 return []
             return self._from_many(index.class_attr(bound.qname, bound.attr), owner.path, depth)
+        if kind == BOUND_PARAM and bound.qname and bound.attr:
+            options: List[StrategyOption] = []
+            for argument, argument_path in index.arguments_for(bound.qname, bound.attr):
+                options.extend(self._options(argument, argument_path, depth + 1))
+            return options
         if kind == BOUND_METHOD and bound.qname and bound.attr:
             fid = index.method(bound.qname, bound.attr)
             if fid is None:

@@ -99,6 +99,9 @@ BOUND_CONTAINER = "container"  # a list or tuple of `options`
 BOUND_ELEMENT = "element"  # an element of `options[0]` (`x[i]`, a loop variable)
 BOUND_ATTR = "attr"  # `<options[0]>.<attr>`
 BOUND_ITEM = "item"  # item number `attr` of what `options[0]` is (`a, b = f()`)
+# Parameter `attr` of function `qname`: whatever the calls of that function pass for it
+# (followed for the `__init__` of a class, through `Construction` records).
+BOUND_PARAM = "param"
 BOUND_LOCAL = "local"  # anything else
 
 
@@ -232,6 +235,21 @@ class ObjectUse:
 
 
 @record(slots=True)
+class Construction:
+    """A call of what may be a class (`Trainer(model, optimizer)`, `SGD(0.1, momentum=m)`),
+    with its arguments as written: what each hands over, for following an object into
+    the `__init__` parameter it lands in, and the literal options of a Keras object."""
+
+    callee: Bound  # BOUND_CALL; `qname` the resolved callee
+    args: Tuple[Argument, ...]
+    # Per argument: what it may denote when it is a name or an attribute, else None.
+    passed: Tuple[Optional[Bound], ...]
+    span: Span
+    function: Optional[str]
+    scopes: Tuple[int, ...]
+
+
+@record(slots=True)
 class LayerCall:
     """A call that may construct a Keras layer we care about (BatchNormalization)."""
 
@@ -257,6 +275,9 @@ class FunctionInfo:
     klass: Optional[str]
     span: Span
     returns: List[Bound] = field(default_factory=list)
+    # Parameter names in order: positional ones (`self` included), `*args` (or a bare
+    # `*` before keyword-only ones), keyword-only ones, `**kwargs`, stars as written.
+    params: Tuple[str, ...] = ()
 
 
 @record(slots=True)
@@ -285,6 +306,7 @@ class FileModel:
     entries: List[ReplicaEntry] = field(default_factory=list)
     uses: List[ObjectUse] = field(default_factory=list)
     layer_calls: List[LayerCall] = field(default_factory=list)
+    constructions: List[Construction] = field(default_factory=list)
     # (function id, attr) -> how often `self.<attr>` is loaded there
     self_loads: Dict[Tuple[Optional[str], str], int] = field(default_factory=dict)
     keras_families: Tuple[str, ...] = ()  # Keras families this file imports

@@ -687,11 +687,21 @@ MODEL_CLASS_NAMES = frozenset({"Sequential", "Model", "Functional"})
 MODEL_MODULE_SEGMENTS = frozenset({"applications"})
 # Classes under `optimizers`/`metrics` that hold no strategy-bound variables.
 NOT_STATEFUL_OBJECT_SEGMENTS = frozenset({"schedules"})
-# Keras 3 optimizers whose `build` may create no slot variables (SGD without momentum):
-# made outside the scope they are used in, they raise only once they have slots
-# (`TFOptimizer.add_variable_from_reference` enters `colocate_vars_with` of the strategy
-# captured in `__init__`).
-KERAS3_OPTIMIZERS_MAYBE_WITHOUT_SLOTS = frozenset({"SGD"})
+# Keras 3 optimizers whose `build` may create no slot variables, with the constructor
+# arguments that make some: argument -> (its position in the signature, the values that
+# make none). Made outside the scope they are used in, they raise only once they have
+# slots (`TFOptimizer.add_variable_from_reference` enters `colocate_vars_with` of the
+# strategy captured in `__init__`). keras/src/optimizers/sgd.py: `SGD(learning_rate,
+# momentum, nesterov, weight_decay, clipnorm, clipvalue, global_clipnorm, use_ema,
+# ema_momentum, ema_overwrite_frequency, loss_scale_factor, gradient_accumulation_steps,
+# ...)`; `build` adds "momentum" slots only if `momentum != 0` (`nesterov` alone adds
+# none); `BaseOptimizer.build` adds "average" slots with `use_ema` and
+# "gradient_accumulator" slots with `gradient_accumulation_steps`.
+KERAS3_SLOT_OPTIONS: Dict[str, Dict[str, Tuple[int, FrozenSet[object]]]] = {
+    "SGD": {"momentum": (1, frozenset({0})),  # 0 == 0.0 == False
+            "use_ema": (7, frozenset({False})),
+            "gradient_accumulation_steps": (11, frozenset({None, 0}))},
+}
 
 BATCH_NORMALIZATION_NAMES = frozenset({"BatchNormalization"})
 

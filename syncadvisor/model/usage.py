@@ -20,9 +20,9 @@ from ..records import field, record
 from . import tfapi
 from .contexts import Context, ContextAnalysis, ProjectIndex, Strategy
 from .facts import (BOOL, BOUND_ATTR, BOUND_CALL, BOUND_CONTAINER, BOUND_ELEMENT, BOUND_ITEM,
-                    BOUND_METHOD, BOUND_NAMES, BOUND_QNAME, BOUND_SELF_ATTR, CALL, ENTRY_CROSS,
-                    FLOAT, INT, QNAME, READ_CHECKPOINT, READ_SAVE, READ_WRITE, Bound, CreationCall,
-                    FileModel, Read, Span, Value)
+                    BOUND_METHOD, BOUND_NAMES, BOUND_PARAM, BOUND_QNAME, BOUND_SELF_ATTR, CALL,
+                    ENTRY_CROSS, FLOAT, INT, QNAME, READ_CHECKPOINT, READ_SAVE, READ_WRITE, Bound,
+                    Construction, CreationCall, FileModel, Read, Span, Value)
 
 REPLICA = "replica"
 CROSS = "cross-replica"
@@ -221,10 +221,20 @@ class UsageAnalysis:
         if kind == BOUND_SELF_ATTR and bound.qname and bound.attr:
             yield from self._attr_of_class(bound.qname, bound.attr, depth)
             return
+        if kind == BOUND_PARAM and bound.qname and bound.attr:
+            for argument, argument_path in index.arguments_for(bound.qname, bound.attr):
+                yield from self.objects(argument, argument_path, depth + 1)
+            return
         if kind == BOUND_ATTR and bound.attr and bound.options:
             for obj in self.objects(bound.options[0], path, depth + 1):
                 if obj.kind == OBJ_INSTANCE and obj.key in index.classes:
                     yield from self._attr_of_class(str(obj.key), bound.attr, depth)
+
+    def constructions_of(self, class_id: str) -> List[Tuple[Construction, str]]:
+        return self.index.constructions_of(class_id)
+
+    def construction_at(self, path: str, span: Span) -> Optional[Construction]:
+        return self.index.construction_at(path, span)
 
     def _items(self, bound: Bound, i: int, path: str, depth: int) -> List[Tuple[Bound, str]]:
         """Item `i` of a tuple a bound may be: `return seen, flag` -> `seen` for i=0."""

@@ -4,9 +4,10 @@ from typing import Iterator, List, Optional, Tuple
 
 from ..findings import Finding
 from ..model import tfapi
-from ..model.contexts import IN_STRATEGY, NO_STRATEGY, Context, Strategy
+from ..model.contexts import IN_STRATEGY, NO_STRATEGY, UNKNOWN, Context, Strategy
 from ..model.usage import REPLICA
-from ..model.facts import BOUND_CALL, BOUND_NAMES, Bound
+from ..model.facts import (BOOL, BOUND_CALL, BOUND_NAMES, FLOAT, INT, NONE, Bound, Construction,
+                           Span)
 from .base import ERROR, WARNING, Expect, Invalid, Rule, RuleContext, snippet
 
 
@@ -49,6 +50,44 @@ def _object_kind(qname: str, project) -> Tuple[Optional[str], Optional[str], str
     return None, None, ""
 
 
+def _literal(value) -> Tuple[bool, object]:
+    """(True, the Python value) of a number, bool or None written out; (False, None)."""
+    if value.kind in (INT, BOOL):
+        return value.literal is not None, value.literal
+    if value.kind == NONE:
+        return True, None
+    if value.kind == FLOAT:
+        try:
+            return True, float(value.text.replace("_", ""))
+        except ValueError:
+            return False, None
+    return False, None
+
+
+def _makes_slots(construction: Optional[Construction], cls: str) -> Optional[bool]:
+    """For a Keras 3 optimizer that may have no slot variables (`tfapi.KERAS3_SLOT_OPTIONS`):
+    True when its construction gives an option that makes some (a value other than the
+    ones that make none, or one not written out as a literal); False when every such
+    option is left out or written as a value that makes none; None when `*args` or
+    `**kwargs` may carry one, or the class always has slots (not in the table)."""
+    options = tfapi.KERAS3_SLOT_OPTIONS.get(cls)
+    if options is None:
+        return None
+    if construction is None:
+        return False  # made as `SGD` by a call the model does not record: no options
+    if any(a.star for a in construction.args):
+        return None
+    positions = {position: name for name, (position, _) in options.items()}
+    for i, argument in enumerate(construction.args):
+        name = argument.keyword if argument.keyword is not None else positions.get(i)
+        if name not in options:
+            continue
+        known, value = _literal(argument.value)
+        if not known or value not in options[name][1]:
+            return True
+    return False
+
+
 def _tpu_raw_assign(site, made: Strategy, used: Strategy) -> bool:
     """A TPU variable assigned inside a TPU computation skips the strategy check.
 
@@ -84,9 +123,17 @@ class CreatedOutsideStrategyScope(Rule):
     `apply_gradients` or `minimize` (in the scope, in a function called from it, or in a
     function given to `strategy.run`); and a variable created outside the scope (or under
     another strategy) of the `strategy.run` that updates it. The object is followed
-    through names, `self` attributes, module globals and return values. An object handed
-    to a function or a trainer's constructor is not followed (what the callee does with
-    its parameter is not modelled), so it is never flagged.
+    through names, `self` attributes, module globals, return values and the parameters
+    of a project class's `__init__`: an optimizer handed to `Trainer(model, optimizer)`
+    (by position or keyword, to the class or a subclass that inherits its `__init__`)
+    and stored as `self.optimizer` is flagged where a method uses `self.optimizer` that
+    way; the strategy is the one of the `strategy.run` or scope the method runs under,
+    or, when nothing in the run calls the method, the scope the trainer is constructed
+    in. An object a trainer only keeps (never compiled with, built or applied) is not
+    flagged. Not followed yet: the parameters of a plain function or method (an
+    optimizer handed to `train(model, optimizer)` is never flagged), arguments given
+    through `*args`/`**kwargs` or as other expressions than a name or attribute, and a
+    parameter copied to a local name before it is stored (`opt = optimizer`).
 
     ## Why is this bad?
     A model's variables belong to the strategy that was current when they were made.
@@ -97,7 +144,11 @@ class CreatedOutsideStrategyScope(Rule):
     the strategy current in its `__init__`: made outside, `optimizer = Adam()` then
     `model.compile(optimizer=optimizer)` inside the scope raises ``RuntimeError: Mixing
     different tf.distribute.Strategy objects`` in `fit`, when it builds its slot
-    variables (SGD without momentum has none and runs: a warning). A tf_keras optimizer
+    variables. Keras 3's SGD has slots only with `momentum` other than 0, `use_ema` or
+    `gradient_accumulation_steps` (keras/src/optimizers/sgd.py `build`; `nesterov` alone
+    adds none): given as a non-zero literal or as anything but a literal (by keyword or
+    by position), it raises as any other optimizer (an error); left out or written as
+    0/False/None, it runs (a warning that adding one makes it raise). A tf_keras optimizer
     made outside runs (it makes its slots under the strategy current when it builds), so
     it is not flagged. A tf_keras metric made outside raises
     ``ValueError: Metric (...) passed to `model.compile` was created inside a different
@@ -115,20 +166,26 @@ class CreatedOutsideStrategyScope(Rule):
     ## Example
     ```python
     model = build_model()
+    optimizer = keras.optimizers.SGD(0.1, momentum=0.9)
     with strategy.scope():
-        model.compile(optimizer="adam", loss="mse")
+        model.compile(optimizer=optimizer, loss="mse")
     model.fit(dataset)
     ```
     Use instead:
     ```python
     with strategy.scope():
         model = build_model()
-        model.compile(optimizer="adam", loss="mse")
+        optimizer = keras.optimizers.SGD(0.1, momentum=0.9)
+        model.compile(optimizer=optimizer, loss="mse")
     model.fit(dataset)
     ```
+    The same holds for `trainer = Trainer(model, optimizer)` under the scope, with an
+    optimizer made outside it, once the trainer's step applies gradients.
 
     ## Fix safety
-    No automatic fix: the message names both places; move the creation into the scope.
+    No automatic fix: the message names both places (and the constructor an object is
+    handed to); move the creation into the scope. Moving it changes where its variables
+    live, which is the point, but it can also move code across other statements.
     """
 
     code = "TFS108"
@@ -177,6 +234,19 @@ class CreatedOutsideStrategyScope(Rule):
             evaluate.run(step, args=(1.,))
         """),
     ]
+    VALID += [
+        snippet("""
+            import keras
+            import tensorflow as tf
+            class Recorder:
+                def __init__(self, optimizer):
+                    self.optimizer = optimizer  # kept for its config, never trained with
+            strategy = tf.distribute.MirroredStrategy()
+            optimizer = keras.optimizers.Adam()
+            with strategy.scope():
+                recorder = Recorder(optimizer)
+        """),
+    ]
     INVALID = [
         Invalid(
             snippet("""
@@ -212,6 +282,36 @@ class CreatedOutsideStrategyScope(Rule):
                 model.fit([[1.]], [[1.]])
             """),
             (Expect(3, 13, ERROR),),
+        ),
+        Invalid(
+            snippet("""
+                import keras
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                sgd = keras.optimizers.SGD(0.1, momentum=0.9)  # momentum slots
+                with strategy.scope():
+                    model = keras.Sequential([keras.layers.Dense(1)])
+                    model.compile(sgd, 'mse')
+            """),
+            (Expect(4, 7, ERROR),),
+        ),
+        Invalid(
+            snippet("""
+                import keras
+                import tensorflow as tf
+                class Trainer:
+                    def __init__(self, model, optimizer):
+                        self.model = model
+                        self.optimizer = optimizer
+                    def step(self, grads):
+                        self.optimizer.apply_gradients(zip(grads, self.model.weights))
+                strategy = tf.distribute.MirroredStrategy()
+                optimizer = keras.optimizers.Adam()
+                with strategy.scope():
+                    model = keras.Sequential([keras.layers.Dense(1)])
+                    trainer = Trainer(model, optimizer)
+            """),
+            (Expect(10, 13, ERROR),),
         ),
         Invalid(
             snippet("""
@@ -337,6 +437,9 @@ class CreatedOutsideStrategyScope(Rule):
             else:
                 continue
             strategies = self._use_strategies(ctx, use)
+            built = None
+            if not strategies:
+                strategies, built = self._owner_strategies(ctx, use)
             if not strategies:
                 continue
             for keyword, bound in handed:
@@ -349,20 +452,32 @@ class CreatedOutsideStrategyScope(Rule):
                     if made_bound.span is None or (made_path, made_bound.span) in reported:
                         continue
                     made = usage.creation_contexts(made_bound, made_path)
-                    verdict = self._object_verdict(ctx, family, kind, cls, made, strategies)
+                    slots = _makes_slots(usage.construction_at(made_path, made_bound.span), cls)
+                    verdict = self._object_verdict(ctx, family, kind, cls, made, strategies,
+                                                   slots)
                     if verdict is None:
                         continue
                     reported.add((made_path, made_bound.span))
                     severity, outcome, strategy = verdict
-                    how = f"handed to `compile({keyword}=...)`" if keyword else \
-                        f"used by `.{use.method}`"
                     text = f"`{made_bound.text}`"
-                    used = f"{ctx.at(how, fm.path, use.span)} under {ctx.describe(strategy)}"
+                    handover, scope = self._handover(ctx, use, made_bound, made_path)
+                    if handover is not None:
+                        how = f"`compile({keyword}=...)`" if keyword else f"`.{use.method}`"
+                        used = f"handed to {handover}, whose " \
+                            f"{ctx.at(how, fm.path, use.span)} uses it"
+                    else:
+                        how = f"handed to `compile({keyword}=...)`" if keyword else \
+                            f"used by `.{use.method}`"
+                        used = ctx.at(how, fm.path, use.span)
+                        if built is not None:
+                            used += f" of a {ctx.at(built[0], built[1], built[2])}"
+                    used += f" under {ctx.describe(strategy)}"
                     where = "" if made_path == fm.path else f" (at {made_path})"
                     yield ctx.finding(
                         made_bound.span if made_path == fm.path else use.span,
                         f"the {kind} {text}{where} is made {outcome[0]} but {used}: "
-                        f"{outcome[1]}; make it inside `with {strategy.text}.scope():`",
+                        f"{outcome[1]}; make it inside `with "
+                        f"{(scope or strategy).text}.scope():`",
                         severity)
 
     @staticmethod
@@ -377,8 +492,56 @@ class CreatedOutsideStrategyScope(Rule):
         return found
 
     @staticmethod
+    def _owner_strategies(ctx: RuleContext, use) -> Tuple[List[Strategy], Optional[
+            Tuple[str, str, Span]]]:
+        """For a use in a method that nothing in this run is seen to call: the strategy
+        scopes its class's instances are constructed in (a trainer built under
+        `strategy.scope()` trains under it), with the class's name and the first such
+        construction; else nothing."""
+        info = ctx.model.functions.get(use.function) if use.function else None
+        if info is None or info.klass is None:
+            return [], None
+        contexts = ctx.project.contexts.contexts_at(ctx.path, use.function, use.scopes)
+        if any(c.kind != UNKNOWN for c in contexts):
+            return [], None
+        strategies: List[Strategy] = []
+        first = None
+        for construction, path in ctx.usage.constructions_of(info.klass):
+            for context in ctx.project.contexts.contexts_at(path, construction.function,
+                                                            construction.scopes):
+                if context.kind == IN_STRATEGY and context.strategy is not None:
+                    strategies.append(context.strategy)
+                    if first is None:
+                        first = (str(construction.callee.text), path, construction.span)
+        return strategies, (f"`{first[0]}` built", first[1], first[2]) if first else None
+
+    @staticmethod
+    def _handover(ctx: RuleContext, use, made: Bound, made_path: str
+                  ) -> Tuple[Optional[str], Optional[Strategy]]:
+        """("`Trainer(...)` at line 22", the strategy scope that call is in, if any) when
+        the object a use in a method works on gets there through a parameter of that
+        class's constructor; else Nones. The scope is what the object's maker can enter
+        (a method's `self.strategy` means nothing there)."""
+        info = ctx.model.functions.get(use.function) if use.function else None
+        if info is None or info.klass is None:
+            return None, None
+        usage = ctx.usage
+        for construction, path in usage.constructions_of(info.klass):
+            for passed in construction.passed:
+                if passed is None:
+                    continue
+                for obj in usage.constructions(passed, path):
+                    if obj.origin is not None and obj.origin[1] == made_path and \
+                            obj.origin[0].span == made.span:
+                        lexical = ctx.project.contexts.scope_context(path, construction.scopes)
+                        return ctx.at(f"`{construction.callee.text}(...)`", path,
+                                      construction.span), \
+                            lexical.strategy if lexical is not None else None
+        return None, None
+
+    @staticmethod
     def _object_verdict(ctx: RuleContext, family, kind: str, cls: str, made,
-                        strategies: List[Strategy]):
+                        strategies: List[Strategy], slots: Optional[bool] = None):
         """(severity, (where it was made, what happens), the strategy it is used under)."""
         for context in made:
             for strategy in strategies:
@@ -403,8 +566,9 @@ class CreatedOutsideStrategyScope(Rule):
             outcome = ("Keras 3 raises RuntimeError (\"Mixing different tf.distribute.Strategy "
                        "objects\") when it builds its slot variables, under the default "
                        "strategy it captured when it was made")
-            if cls in tfapi.KERAS3_OPTIMIZERS_MAYBE_WITHOUT_SLOTS:
+            if slots is False:
+                options = " or ".join(f"`{o}`" for o in tfapi.KERAS3_SLOT_OPTIONS[cls])
                 return WARNING, ("outside any strategy scope",
-                                 outcome + f" (`{cls}` has them only with momentum)"), strategy
+                                 outcome + f" (`{cls}` has them only with {options})"), strategy
             return ERROR, ("outside any strategy scope", outcome), strategy
         return None  # a tf_keras optimizer or a Keras 3 metric made outside runs
