@@ -54,11 +54,13 @@ def rewrites_for(settings: Settings) -> Sequence[Tuple[str, str]]:
 
 
 def analyze_text(text: str, path: str, settings: Settings, module: Optional[str] = None,
-                 tree: Optional[ast.Module] = None) -> FileResult:
+                 tree: Optional[ast.Module] = None, prefilter: bool = True) -> FileResult:
     """Stage 1 for one decoded source text: its model from Python's `ast` (`tree`, when
-    the caller has parsed `text` already, as flake8 has), or a TFS900 finding."""
+    the caller has parsed `text` already, as flake8 has), or a TFS900 finding. Without
+    `prefilter`, modelled even where it cannot hold a finding: a module that other
+    modules import names from (`Run`'s second pass)."""
     result = FileResult(path, size=len(text), tfs_noqa=may_name_tfs_codes(text))
-    if not may_hold_a_finding(text):
+    if prefilter and not may_hold_a_finding(text):
         return result
     with collector_paused():
         if tree is None:

@@ -9,6 +9,14 @@ Each file is checked under its own settings (`settings.for_path`): one `Settings
 every file, or a `Configuration` that finds each file's; files with different settings
 are still one project, linked together. Files are read when added; models come from
 the cache or from stage 1 (in `jobs` processes), then stage 2 checks the whole run.
+
+Stage 1 models only the files that may hold a finding (`engine.prefilter`). A file it
+drops may still be where another file's names lead: `pkg/compat.py` doing `import
+tf_keras as tfk`, whose `tfk.layers.Layer` is a base class in `pkg/model.py`. A second
+pass models the dropped files of the run that the modelled ones follow names into
+(`ProjectIndex.modules_reached`), then those they lead to, so that linking sees what
+the names stand for; a run where no name leads into a dropped file pays only the
+search. Which files it models is a function of the run's files, never of the cache.
 Findings are presented as the user sees the file (a notebook's by cell). With
 `cache_runs`, a run over files that are all unchanged since the last one, under the
 same settings, gives that run's findings without modelling.
@@ -24,7 +32,9 @@ from ..config import Resolver
 from ..files import UnreadableSource, module_name
 from ..findings import Finding
 from ..inputs import Input, load_input, text_input
+from ..model.contexts import ProjectIndex
 from ..model.project import LinkedFile
+from ..notebook import is_notebook
 from .analyze import PARSE_ERROR, FileResult, analyze_text, unreadable
 from .check import RunResult, check, link
 from .parallel import analyze_files
@@ -130,8 +140,47 @@ class Run:
         for path, result in zip(todo, analyze_files(items, self.jobs)):
             results[path] = result
             self._store(path, result)
+        self._model_reached(results)
         self._results = [results[path] for path in self._order]
         return self._results
+
+    def _model_reached(self, results: Dict[str, FileResult]) -> None:
+        """The second pass: model, in `results`, the files the prefilter dropped that
+        the modelled files' names lead into, until no name leads into another."""
+        unmodelled: Dict[str, List[str]] = {}  # module name -> its dropped files
+        models = []
+        for path, result in results.items():
+            if result.model is not None:
+                models.append(result.model)
+            elif not result.errors and path in self.inputs and not is_notebook(path):
+                unmodelled.setdefault(module_name(path), []).append(path)
+        while unmodelled and models:
+            reached = ProjectIndex(models).modules_reached(unmodelled)
+            if not reached:
+                return
+            for module in sorted(reached):
+                for path in unmodelled.pop(module):
+                    result = results[path] = self._model_whole(path)
+                    if result.model is not None:
+                        models.append(result.model)
+
+    def _model_whole(self, path: str) -> FileResult:
+        """A file's result modelled without the prefilter. Cached apart from its stage 1
+        result (the same bytes, another key): a run that does not reach the file must
+        not find it modelled."""
+        key = self._digests[path] + "-whole"
+        cached = self.cache.load_model(key) if self.cache else None
+        if isinstance(cached, FileResult) and cached.path == path:
+            return cached
+        item = self.inputs[path]
+        try:
+            text = item.text
+        except UnreadableSource as exc:
+            return unreadable(path, exc)
+        result = analyze_text(text, path, self.settings.for_path(path), prefilter=False)
+        if self.cache is not None and not result.internal_error:
+            self.cache.store_model(key, result)
+        return result
 
     def _store(self, path: str, result: FileResult) -> None:
         if self.cache is not None and not result.internal_error:

@@ -10,7 +10,8 @@ a function nobody in this run calls has an unknown context.
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+from typing import (Callable, Collection, Dict, FrozenSet, Iterable, Iterator, List, Optional,
+                    Set, Tuple)
 
 from ..findings import Related
 from ..records import record
@@ -19,6 +20,7 @@ from .facts import (BOUND_CALL, BOUND_METHOD, BOUND_NAMES, BOUND_PARAM, BOUND_QN
                     BOUND_SELF_ATTR, Bound, ClassInfo, Construction, FileModel, Span)
 
 _MAX_DEPTH = 8
+_REPLICA_METHODS = frozenset().union(*tfapi.KERAS_REPLICA_METHODS.values())
 # Methods Keras calls for you once a layer or model object exists.
 _CONSTRUCTION_METHODS = ("__init__", "build")
 
@@ -134,25 +136,103 @@ class ProjectIndex:
         binding; one it does not, through its first star import. A name of the project's
         own (a class, a function) or outside the project stays as it is."""
         for _ in range(_MAX_DEPTH):
-            parts = qname.split(".")
-            for cut in range(len(parts) - 1, 0, -1):
-                fm = self.modules.get(".".join(parts[:cut]))
-                if fm is not None:
-                    break
-            else:
-                return qname
-            name = parts[cut]
-            if name in fm.globals:
-                target = fm.exports.get(name)
-            else:
-                target = f"{fm.star_imports[0]}.{name}" if fm.star_imports else None
-            if target is None:
-                return qname
-            followed = ".".join([target] + parts[cut + 1:])
-            if followed == qname:
+            followed = self._followed(qname, self._module_prefix(qname))
+            if followed is None:
                 return qname
             qname = followed
         return qname
+
+    def _module_prefix(self, qname: str) -> Optional[str]:
+        """The longest module of the index that `qname` is a name in."""
+        modules = self.modules
+        parts = qname.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            module = ".".join(parts[:cut])
+            if module in modules:
+                return module
+        return None
+
+    def _followed(self, qname: str, module: Optional[str]) -> Optional[str]:
+        """`qname`, a name in `module` of the index, one binding further; None where
+        it goes no further."""
+        if module is None or module not in self.modules:
+            return None
+        fm = self.modules[module]
+        rest = qname[len(module) + 1:].split(".")
+        name = rest[0]
+        if name in fm.globals:
+            target = fm.exports.get(name)
+        else:
+            target = f"{fm.star_imports[0]}.{name}" if fm.star_imports else None
+        if target is None:
+            return None
+        followed = ".".join([target] + rest[1:])
+        return None if followed == qname else followed
+
+    def _followed_names(self) -> Iterator[str]:
+        """The names whose meaning linking may take from another module (`external_name`),
+        where it can change what the rules see: the bases of the classes Keras may run
+        per replica (a method of `tfapi.KERAS_REPLICA_METHODS`) or that create variables,
+        and of their project ancestors; the callees of function-style creations; and, in
+        a file that calls a creation method on an object (`dense.add_weight(...)`), the
+        classes it instantiates. Other names (a helper's class, a call of a function)
+        would cost a parse of the module they lead into for nothing the rules read."""
+        interesting: Set[str] = set()
+        for fm in self.files:
+            for cid, info in fm.classes.items():
+                if _REPLICA_METHODS.intersection(info.methods):
+                    interesting.add(cid)
+            receivers = False
+            for creation in fm.creations:
+                if creation.callee:
+                    yield creation.callee
+                if creation.klass:
+                    interesting.add(creation.klass)
+                elif creation.function:
+                    owner = creation.function.rpartition(".")[0]
+                    if owner in self.classes:
+                        interesting.add(owner)
+                receivers = receivers or creation.receiver is not None
+            if receivers:
+                for edge in fm.calls:
+                    qname = edge.callee.qname
+                    if qname and edge.callee.kind == BOUND_CALL and \
+                            qname.rpartition(".")[2][:1].isupper():
+                        yield qname
+        for cid in interesting:
+            for ancestor in self.mro(cid):
+                yield from self.classes[ancestor].bases
+
+    def modules_reached(self, unmodelled: Collection[str]) -> Set[str]:
+        """The modules among `unmodelled` (of files in the run that are not in the index)
+        that the names linking follows (`_followed_names`) lead into, directly or through
+        modules of the index: those whose bindings `external_name` would need."""
+        reached: Set[str] = set()
+        if not unmodelled:
+            return reached
+        modules = self.modules
+        # Module names have at most this many dots: no longer prefix is worth a lookup.
+        depth = max(m.count(".") for m in (*modules, *unmodelled)) + 1
+        seen: Set[str] = set()
+        for qname in self._followed_names():
+            for _ in range(_MAX_DEPTH):
+                if qname in seen:
+                    break
+                seen.add(qname)
+                parts = qname.split(".")
+                module = None
+                for cut in range(min(len(parts) - 1, depth), 0, -1):
+                    prefix = ".".join(parts[:cut])
+                    if prefix in unmodelled:
+                        reached.add(prefix)
+                    if prefix in modules or prefix in unmodelled:
+                        module = prefix
+                        break
+                followed = self._followed(qname, module)
+                if followed is None:
+                    break
+                qname = followed
+        return reached
 
     def method(self, class_id: str, name: str) -> Optional[str]:
         key = (class_id, name)

@@ -176,8 +176,6 @@ def test_a_base_class_through_a_star_import_shim(tmp_path):
 
 
 def test_an_alias_module_and_a_project_class_re_exported(tmp_path):
-    # (the prefilter models a module with an `import *` or a word of its own, such as
-    # "Strategy": a module that only imports is not modelled, so not followed)
     linked = _link(tmp_path, {
         "pkg/__init__.py": "from pkg.base import *\n",
         "pkg/compat.py": "import tensorflow as tf\nimport tf_keras as keras\n"
@@ -222,3 +220,77 @@ def test_the_rules_see_layers_derived_through_a_shim(tmp_path):
         run.add_file(str(path))
     found = {(f.line, f.code, f.severity) for f in run.check().findings}
     assert found == {(6, "TFS201", "warning"), (7, "TFS102", "error")}
+
+
+def _index(modules: Dict[str, str]):
+    import ast
+
+    from syncadvisor.engine.analyze import rewrites_for
+    from syncadvisor.config import Settings
+    from syncadvisor.model.builder import build_model
+    from syncadvisor.model.contexts import ProjectIndex
+
+    return ProjectIndex(build_model(ast.parse(textwrap.dedent(text)), f"{name}.py", name,
+                                    rewrites_for(Settings()), textwrap.dedent(text))
+                        for name, text in modules.items())
+
+
+LAYER_VIA = """
+    import tensorflow as tf
+    from pkg.compat import tfk
+    from pkg import base, helpers
+    class Counted(tfk.layers.Layer):
+        def call(self, x):
+            return x
+    class Plain(base.Thing):  # neither runs per replica nor makes a variable
+        def describe(self):
+            return helpers.Name()
+    class Child(Parent):
+        def build(self, shape):
+            self.v = tf.Variable(0.0)
+    class Parent(base.Layer):
+        pass
+"""
+
+
+def test_modules_reached_are_those_names_of_keras_classes_lead_into():
+    index = _index({"pkg.layers": LAYER_VIA})
+    unmodelled = {"pkg.compat", "pkg.base", "pkg.helpers", "pkg.other"}
+    # compat.tfk: Counted's base (it has `call`); base.Layer: the base of Child's
+    # ancestor (Child makes a variable). Not base.Thing's: Plain is nothing Keras runs,
+    # nor helpers.Name: no method-style creation in the file needs what it makes.
+    assert index.modules_reached(unmodelled) == {"pkg.compat", "pkg.base"}
+    assert index.modules_reached(set()) == set()
+
+
+def test_modules_reached_through_modelled_alias_modules():
+    index = _index({"pkg.layers": LAYER_VIA, "pkg.compat": "from pkg.keras2 import tfk\n",
+                    "pkg.base": "from tf_keras.layers import Layer\n"})
+    assert index.modules_reached({"pkg.keras2", "pkg.helpers"}) == {"pkg.keras2"}
+    assert index.external_name("pkg.base.Layer") == "tf_keras.layers.Layer"
+
+
+def test_a_project_class_in_a_module_the_prefilter_drops(tmp_path):
+    """Its base is Keras's; nothing in its module is a prefilter word. The whole run
+    models it on the second pass, so the subclass's `call` runs per replica."""
+    from syncadvisor.config import Settings
+    from syncadvisor.engine import Run
+
+    _link(tmp_path, {"pkg/__init__.py": "", "pkg/base.py": """
+        import tf_keras
+        class Base(tf_keras.layers.Layer):
+            pass
+    """, "pkg/layer.py": """
+        import tensorflow as tf
+        from pkg.base import Base
+        class Last(Base):
+            def build(self, shape):
+                self.last = tf.Variable(tf.zeros(shape[-1:]), trainable=False)
+            def call(self, x):
+                self.last.assign(tf.reduce_mean(x, axis=0))
+                return x
+    """})
+    run = Run(Settings(root=str(tmp_path)))
+    for path in sorted(tmp_path.rglob("*.py")):
+        run.add_file(str(path))
+    assert [(f.line, f.code) for f in run.check().findings] == [(6, "TFS201")]
