@@ -111,7 +111,7 @@ def literal_int(text: str) -> Optional[int]:
 class Function:
     """Walk state for one function, or for the module (id None)."""
 
-    __slots__ = ("id", "self_name", "klass", "scopes", "info", "stateless", "node")
+    __slots__ = ("id", "self_name", "klass", "scopes", "info", "stateless", "node", "walrus")
 
     def __init__(self, id_: Optional[str], self_name: Optional[str], klass: Optional[str],
                  info: Optional[FunctionInfo]):
@@ -122,6 +122,7 @@ class Function:
         self.info = info
         self.stateless = 0  # open `with StatelessScope(...)` blocks
         self.node: Optional[ast.AST] = None  # the def or lambda (None: the module)
+        self.walrus: set = set()  # names bound by `:=` so far (Definitions reads statements)
 
 
 class ModelBuilder:
@@ -515,6 +516,8 @@ class ModelBuilder:
             self._bind_local(node.target.id)
 
     def _named_expr(self, node: ast.NamedExpr) -> None:
+        if isinstance(node.target, ast.Name):
+            self._fn.walrus.add(node.target.id)
         self._walk_all([node.target, node.value])
         self._bind_target(node.target, node.value)
 
@@ -954,7 +957,8 @@ class ModelBuilder:
             if fn.node is not None:
                 definitions = self._definitions.get(id(fn.node))
                 if definitions is None:
-                    definitions = self._definitions[id(fn.node)] = Definitions(fn.node)
+                    definitions = self._definitions[id(fn.node)] = Definitions(fn.node,
+                                                                               fn.walrus)
                 chain.append(definitions)
         reads = Invariance(chain, self._fn.self_name).reads(value)
         return None if reads is None else tuple(self._ref_bound(read) for read in reads)

@@ -20,7 +20,7 @@ a callee reads besides its arguments is not followed into its body.
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Optional, Sequence, Set
+from typing import Dict, Iterable, List, Optional, Sequence, Set
 
 from . import tfapi
 
@@ -32,6 +32,8 @@ _FIXED = ast.Constant(value=None)
 _COMPOUND = (ast.BinOp, ast.BoolOp, ast.UnaryOp, ast.Compare, ast.IfExp, ast.Tuple, ast.List,
              ast.Set, ast.Dict, ast.Subscript, ast.Slice, ast.Starred, ast.JoinedStr,
              ast.FormattedValue, ast.keyword)
+# Where statements hold statements: bodies, branches, handlers, match cases.
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 _CONTEXTS = (ast.Load, ast.Store, ast.Del, ast.operator, ast.boolop, ast.unaryop, ast.cmpop)
 
 
@@ -41,22 +43,25 @@ class Definitions:
 
     __slots__ = ("params", "defs", "outer")
 
-    def __init__(self, fn: ast.AST):
+    def __init__(self, fn: ast.AST, walrus: Iterable[str] = ()):
         args = fn.args  # type: ignore[attr-defined]
         self.params: Set[str] = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
         self.params.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
         self.defs: Dict[str, List[Optional[ast.AST]]] = {}
         self.outer: Set[str] = set()  # names declared global or nonlocal
-        body = fn.body if isinstance(fn.body, list) else [fn.body]  # type: ignore[attr-defined]
-        stack = list(body)
+        for name in walrus:  # `:=` hides in expressions, which are not read here
+            self.defs.setdefault(name, []).append(None)
+        body = fn.body  # type: ignore[attr-defined]
+        # Statements only, nested blocks included, nested defs and classes not: bindings
+        # are statements (but `:=`), and expressions are most of a function's nodes.
+        stack = list(body) if isinstance(body, list) else []
         while stack:
             node = stack.pop()
             self._note(node)
-            for child in ast.iter_child_nodes(node):
-                if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
-                                          ast.ClassDef, ast.ListComp, ast.SetComp,
-                                          ast.DictComp, ast.GeneratorExp)):
-                    stack.append(child)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            for block in _BLOCKS:
+                stack.extend(getattr(node, block, ()))
 
     def _note(self, node: ast.AST) -> None:
         if isinstance(node, ast.Assign):
@@ -67,8 +72,10 @@ class Definitions:
                 self._bind(node.target, node.value)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             self._bind(node.target, node.iter)
-        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-            self._bind(node.optional_vars, node.context_expr)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                if item.optional_vars is not None:
+                    self._bind(item.optional_vars, item.context_expr)
         elif isinstance(node, ast.ExceptHandler) and node.name:
             self.defs.setdefault(node.name, []).append(None)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
