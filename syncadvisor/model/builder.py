@@ -896,17 +896,23 @@ class ModelBuilder:
         """A call of what may be a class: the objects it hands over by name (`Trainer(model,
         optimizer)`), or a Keras object whose options the rules read (`SGD(0.1, momentum=m)`).
         By the naming convention, a class's name starts with a capital letter."""
+        items = self._argument_items(node)
         passed = tuple(self._ref_bound(value) if isinstance(value, (ast.Name, ast.Attribute))
-                       else None for _, _, value, _ in self._argument_items(node))
-        if last not in tfapi.KERAS3_SLOT_OPTIONS and not any(passed):
+                       else None for _, _, value, _ in items)
+        options = last in tfapi.KERAS3_SLOT_OPTIONS
+        if not options and not any(passed):
             return
         parts = dotted_parts(func)
         if parts is None:
             return
         callee = Bound(BOUND_CALL, None, intern(".".join(parts)), self._span(node))
         self._pending_bounds.append((callee, self._ref(parts)))
+        # Only a Keras object's options are read as values; following an object into a
+        # parameter needs each argument's keyword and star alone (exact spans cost more).
+        args = self._arguments(node) if options else tuple(
+            Argument(keyword, _UNREAD, _UNREAD.span, star) for _, keyword, _, star in items)
         self.model.constructions.append(Construction(
-            callee, self._arguments(node), passed, self._span(node), fn.id, tuple(fn.scopes)))
+            callee, args, passed, self._span(node), fn.id, tuple(fn.scopes)))
 
     def _passed_objects(self, node: ast.Call) -> Tuple[Tuple[str, Bound], ...]:
         """The objects `compile(...)` is handed, a list's elements one by one."""
@@ -1142,6 +1148,11 @@ class ModelBuilder:
                 self.model.exports[name] = self._resolver.canonical(first.qname)
         self.model.keras_families = tuple(sorted(self._keras_imports))
         return self.model
+
+
+# The value of an argument nobody reads (Construction.args of a class that is not a Keras
+# object with options): one shared object, so models stay small.
+_UNREAD = Value(OTHER, "", Span(0, 0, 0, 0))
 
 
 def _leaf(builder: ModelBuilder, node: ast.AST) -> None:
