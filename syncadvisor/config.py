@@ -472,17 +472,22 @@ class Configuration:
         self._real: Dict[str, Settings] = {}  # a real folder -> its config's settings
         self._files: Dict[Optional[str], Settings] = {}  # a config file (None: none) -> ...
         self.projects = Projects()
+        # a folder as named -> its real path if it holds a dist-info (site-packages), else None
+        self._dist_folders: Dict[str, Optional[str]] = {}
         # (id of a config's settings, a project's target) -> the two together
         self._targeted: Dict[Tuple[int, "Target"], Settings] = {}
 
     def for_path(self, path: str) -> Settings:
         """The settings of the file (or standard input's name) `path`."""
         folder = os.path.dirname(path) or os.curdir
-        module = _module_in(folder, path)
-        if module is not None:
+        real = self._dist_folders.get(folder, "")
+        if real == "":
             real = os.path.realpath(folder)
-            if self.projects.holds_dist_info(real):  # the file's own dist-info decides
-                return self._with_target(self._config_for(folder), real, module)
+            real = self._dist_folders[folder] = \
+                real if self.projects.holds_dist_info(real) else None
+        module = _module_in(folder, path) if real is not None else None
+        if real is not None and module is not None:  # the file's own dist-info decides
+            return self._with_target(self._config_for(folder), real, module)
         return self.for_folder(folder)
 
     def for_folder(self, folder: str) -> Settings:
