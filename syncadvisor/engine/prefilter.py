@@ -7,11 +7,12 @@ import re
 # or a strategy scope (`X.scope()`: the word "scope" alone would keep every file with a
 # `tf.name_scope`, which holds no strategy), so it is never parsed. Searched for one at
 # a time: `in` finds a word several times faster than a regular expression of the ten.
-# "import *": a module that re-exports another (`from tf_keras import *`) is modelled, so
-# that names reached through it (`shim.layers.Layer`) are followed to what they stand for.
+# A module that only re-exports another (`from tf_keras import *`, `import tf_keras as
+# tfk`) has none of them: the run models it when a modelled file's names lead into it
+# (`Run._model_reached`).
 PREFILTER_WORDS = ("Variable", ".scope", "strategy", "Strategy", "add_weight", "get_variable",
                    "get_local_variable", "add_variable", "add_slot", "Synchronization",
-                   "Aggregation", "import *")
+                   "Aggregation")
 # The same words in a file's bytes, for every encoding a source file may have (an
 # ASCII-compatible one; anything else fails to decode, wherever that is done).
 _PREFILTER_BYTES = tuple(word.encode("ascii") for word in PREFILTER_WORDS)
