@@ -49,11 +49,17 @@ class Project:
             if key in by_key:
                 by_key[key].reads.extend(reads)
         _settle_invariance(self.usage, by_key)
-        holders = self.usage.holders()
-        for key, site in by_key.items():
-            site.holder = holders.get(key) or self.usage.lexical_holder(site.call, key)
         self.by_key = by_key
+        self._holders: Optional[Dict[Tuple[str, int], str]] = None
         self.memo: Dict[str, object] = {}  # what rules compute once per run (RuleContext.once)
+
+    def holder(self, site: VariableSite) -> Optional[str]:
+        """What a checkpoint or SavedModel can reach the variable through (a trackable
+        class that stores it, MODULE_GLOBAL, ESCAPES), or None: found for the whole run
+        the first time a rule asks."""
+        if self._holders is None:
+            self._holders = self.usage.holders()
+        return self._holders.get(site.key) or self.usage.lexical_holder(site.call, site.key)
 
     def keras_kind(self, class_id: str) -> Tuple[Optional[str], Optional[str]]:
         return _keras_kind(self.index, class_id)

@@ -66,10 +66,6 @@ class VariableSite:
     index: int = -1  # position in FileModel.creations
     updates: list = field(default_factory=list)  # UpdateInfo, filled in by linking
     reads: list = field(default_factory=list)  # ReadInfo, filled in by linking
-    # What a checkpoint or SavedModel may reach it through: a trackable class's id,
-    # usage.MODULE_GLOBAL or usage.ESCAPES; None: nothing can (a replica-local buffer).
-    # Filled in by linking.
-    holder: Optional[str] = None
 
     @property
     def key(self):

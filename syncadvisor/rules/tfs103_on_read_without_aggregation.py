@@ -185,7 +185,8 @@ class OnReadWithoutAggregation(Rule):
                 "under MirroredStrategy, MultiWorkerMirroredStrategy or TPUStrategy")
             read = next((r for r in site.reads if r.cross_replica), None)
             checkpoint = next((r for r in site.reads if r.kind == READ_CHECKPOINT), None)
-            if read is None and site.holder is None and checkpoint is None:
+            holder = ctx.project.holder(site)
+            if read is None and holder is None and checkpoint is None:
                 continue  # a replica-local buffer: nothing combines its copies
             severity = WARNING
             if read is not None and verdict is not None and verdict.severity == ERROR:
@@ -199,7 +200,7 @@ class OnReadWithoutAggregation(Rule):
                 trigger = (f"{ctx.at('the checkpoint', checkpoint.path, checkpoint.span)} "
                            f"tracks it, so saving that checkpoint (or any cross-replica read)")
             else:
-                holder = site.holder or ""
+                holder = holder or ""
                 if holder == MODULE_GLOBAL:
                     holder = "it is a module global"
                 elif holder == ESCAPES:
