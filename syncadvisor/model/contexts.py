@@ -21,6 +21,7 @@ from .facts import (BOUND_CALL, BOUND_METHOD, BOUND_NAMES, BOUND_PARAM, BOUND_QN
 
 _MAX_DEPTH = 8
 _REPLICA_METHODS = frozenset().union(*tfapi.KERAS_REPLICA_METHODS.values())
+_KERAS_PREFIXES = tuple(prefix for prefix, _ in tfapi.KERAS_FAMILY_PREFIXES)
 # Methods Keras calls for you once a layer or model object exists.
 _CONSTRUCTION_METHODS = ("__init__", "build")
 
@@ -215,6 +216,8 @@ class ProjectIndex:
         depth = max(m.count(".") for m in (*modules, *unmodelled)) + 1
         seen: Set[str] = set()
         for qname in self._followed_names():
+            if qname.startswith(_KERAS_PREFIXES):
+                continue  # a Keras name: its name says what it is (checking Keras itself)
             for _ in range(_MAX_DEPTH):
                 if qname in seen:
                     break
