@@ -474,20 +474,21 @@ class Configuration:
         self.projects = Projects()
         # a folder as named -> its real path if it holds a dist-info (site-packages), else None
         self._dist_folders: Dict[str, Optional[str]] = {}
+        self._reals: Dict[str, str] = {}  # a folder as named -> its real path
         # (id of a config's settings, a project's target) -> the two together
         self._targeted: Dict[Tuple[int, "Target"], Settings] = {}
 
     def for_path(self, path: str) -> Settings:
         """The settings of the file (or standard input's name) `path`."""
         folder = os.path.dirname(path) or os.curdir
-        real = self._dist_folders.get(folder, "")
-        if real == "":
-            real = os.path.realpath(folder)
-            real = self._dist_folders[folder] = \
+        dist = self._dist_folders.get(folder, "")
+        if dist == "":
+            real = self._realpath(folder)
+            dist = self._dist_folders[folder] = \
                 real if self.projects.holds_dist_info(real) else None
-        module = _module_in(folder, path) if real is not None else None
-        if real is not None and module is not None:  # the file's own dist-info decides
-            return self._with_target(self._config_for(folder), real, module)
+        module = _module_in(folder, path) if dist is not None else None
+        if dist is not None and module is not None:  # the file's own dist-info decides
+            return self._with_target(self._config_for(folder), dist, module)
         return self.for_folder(folder)
 
     def for_folder(self, folder: str) -> Settings:
@@ -495,13 +496,19 @@ class Configuration:
         settings = self._folders.get(folder)
         if settings is None:
             settings = self._folders[folder] = self._with_target(
-                self._config_for(folder), os.path.realpath(folder), None)
+                self._config_for(folder), self._realpath(folder), None)
         return settings
+
+    def _realpath(self, folder: str) -> str:
+        real = self._reals.get(folder)
+        if real is None:
+            real = self._reals[folder] = os.path.realpath(folder)
+        return real
 
     def _config_for(self, folder: str) -> Settings:
         if self._fixed is not None:
             return self._fixed
-        return self._resolve(os.path.realpath(folder))
+        return self._resolve(self._realpath(folder))
 
     def _with_target(self, settings: Settings, real: str, module: Optional[str]) -> Settings:
         target = self.projects.target(real, module)
