@@ -479,7 +479,10 @@ class ModelBuilder:
             self.walk(node.value)
         info = self._fn.info
         if info is not None and node.value is not None:
-            info.returns.append(self._bound_for(node.value, "return value"))
+            # What messages call it: `AdamW(...)` for a returned construction.
+            parts = dotted_parts(node.value.func) if isinstance(node.value, ast.Call) else None
+            text = f"{parts[-1]}(...)" if parts else "return value"
+            info.returns.append(self._bound_for(node.value, text))
 
     # --- bindings ----------------------------------------------------------------------------
 
