@@ -637,6 +637,8 @@ STATISTIC_CALL_NAMES = frozenset({
     "maximum", "minimum", "reduce_max", "reduce_min", "reduce_mean", "max", "min", "amax",
     "amin", "mean", "average", "median", "reduce_std", "std", "reduce_variance", "var",
 })
+# ... of them, the means: MEAN aggregation combines those (equal batches), no gather needed.
+MEAN_CALL_NAMES = frozenset({"reduce_mean", "mean", "average"})
 CHECKPOINT_CLASSES = frozenset({"tensorflow.train.Checkpoint",
                                 "tensorflow.compat.v1.train.Checkpoint",
                                 "tensorflow.python.checkpoint.checkpoint.Checkpoint"})

@@ -117,9 +117,14 @@ def value_kind(value: Optional[Value]) -> str:
 def is_statistic(value: Optional[Value]) -> bool:
     """`tf.maximum(m, x)`, `tf.reduce_mean(x)`, `keras.ops.max(x)`: a statistic whose
     per-replica values do not add up to the whole's."""
-    return value is not None and value.kind == CALL and \
-        (value.qname or value.text.partition("(")[0]).rpartition(".")[2] \
-        in tfapi.STATISTIC_CALL_NAMES
+    return statistic_name(value) in tfapi.STATISTIC_CALL_NAMES
+
+
+def statistic_name(value: Optional[Value]) -> Optional[str]:
+    """The last name of the function a value is the call of (`reduce_max`), if any."""
+    if value is None or value.kind != CALL:
+        return None
+    return (value.qname or value.text.partition("(")[0]).rpartition(".")[2]
 
 
 # What tracks a variable (`VariableSite.holder`) where no class does: it is bound to a

@@ -4,7 +4,7 @@ from typing import Iterator
 
 from ..findings import Finding
 from ..model import tfapi
-from ..model.usage import is_statistic
+from ..model.usage import is_statistic, statistic_name
 from .base import (WARNING, Expect, Invalid, Rule, RuleContext, judge, member_text, site_span,
                    snippet, strategy_contexts)
 
@@ -30,7 +30,9 @@ class OnReadSumAssignedStatistic(Rule):
     TensorFlow has no MAX or MIN aggregation, so no setting fixes it alone: combine the
     statistic across replicas before the assign (`ReplicaContext.all_gather`, or
     `all_reduce` for a sum or mean), so that every copy holds the same value, and give
-    the variable an aggregation that reads one copy (`ONLY_FIRST_REPLICA`, or `MEAN`).
+    the variable an aggregation that reads one copy (`ONLY_FIRST_REPLICA`, or `MEAN`). A
+    mean needs no gathering: `MEAN` aggregation averages the replicas' means (the whole's
+    mean when their batches are the same size).
 
     ## Example
     ```python
@@ -161,18 +163,24 @@ class OnReadSumAssignedStatistic(Rule):
             value = f"`{update.value.text}`" if update.value is not None else "a value"
             at = ctx.at("`.assign(...)`", update.path, update.span)
             default = "" if site.agg.written else f" (the default of {site.api.title})"
-            one_copy = " or ".join(member_text(ctx, site, tfapi.AGG, member)[0]
-                                   for member in (tfapi.AGG_ONLY_FIRST_REPLICA, tfapi.AGG_MEAN))
+            mean = statistic_name(update.value) in tfapi.MEAN_CALL_NAMES
+            members = (tfapi.AGG_MEAN,) if mean else (tfapi.AGG_ONLY_FIRST_REPLICA, tfapi.AGG_MEAN)
+            aggregation = " or ".join(member_text(ctx, site, tfapi.AGG, member)[0]
+                                      for member in members)
             if tfapi.AGG not in site.api.parameters() and not site.api.accepts_any_keyword:
                 # Keras 3 `Metric.add_weight` takes no aggregation; `add_variable` does.
-                one_copy += f" (`{site.api.title}` takes none: create it with `add_variable`)"
+                aggregation += f" (`{site.api.title}` takes none: create it with `add_variable`)"
+            if mean:  # the replicas' means average to the whole's (equal batches)
+                advice = f"give the variable aggregation {aggregation}, which averages them"
+            else:
+                advice = (f"TensorFlow has no MAX/MIN aggregation: combine the statistic across "
+                          f"replicas before the assign (e.g. `tf.distribute.get_replica_context()"
+                          f".all_gather(...)`), so every copy holds it, and give the variable "
+                          f"aggregation {aggregation}")
             yield ctx.finding(
                 site_span(site, site.agg),
                 f"`{site.name}` is ON_READ with aggregation SUM{default}, and {at} writes "
                 f"{value}, a statistic, to each replica's own copy "
                 f"({ctx.via(update.in_replica()[0])}): {verdict.where} its cross-replica read "
-                f"(`result()`, a checkpoint) adds up the replicas' values. TensorFlow has no "
-                f"MAX/MIN aggregation: combine the statistic across replicas before the assign "
-                f"(e.g. `tf.distribute.get_replica_context().all_gather(...)`), so every copy "
-                f"holds it, and give the variable aggregation {one_copy}",
+                f"(`result()`, a checkpoint) adds up the replicas' values; {advice}",
                 WARNING)
