@@ -5,57 +5,35 @@ it never finds it modelled."""
 from __future__ import annotations
 
 import ast
-import os
 import shutil
-from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
 import syncadvisor.engine.run as run_module
 from syncadvisor.cache import Cache
-from syncadvisor.config import Settings
-from syncadvisor.engine import Run
-from syncadvisor.files import discover
 from syncadvisor.flake8_plugin import SyncAdvisorChecker
 from tests import paths
+from tests.golden import assert_expected, lines_by_file, run_folder
 
 PROJECTS = paths.FIXTURES / "projects"
 FOLDERS = sorted(p for p in PROJECTS.iterdir() if p.is_dir())
 FILES = sorted(p for p in PROJECTS.rglob("*.py") if p.name != "__init__.py")
 
 
-def _run(folder: Path, cache=None, files=None) -> Run:
-    settings = Settings(root=str(folder))
-    run = Run(settings, cache=cache)
-    for path in files or discover([str(folder)], settings):
-        run.add_file(str(path))
-    return run
-
-
-def _lines(findings):
-    grouped = defaultdict(list)
-    for f in findings:
-        grouped[Path(f.path).resolve()].append(f"{f.line}:{f.column} {f.code} {f.severity}")
-    return grouped
 
 
 @pytest.fixture(scope="module")
 def findings_by_file():
     grouped = {}
     for folder in FOLDERS:
-        grouped.update(_lines(_run(folder).check().findings))
+        grouped.update(lines_by_file(run_folder(folder).check().findings))
     return grouped
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(PROJECTS)))
 def test_project_fixture_findings(path, findings_by_file):
-    got = findings_by_file.get(path.resolve(), [])
-    expected_file = path.with_suffix(".expected")
-    if os.environ.get("SYNCADVISOR_REGENERATE") == "1":
-        expected_file.write_text("".join(line + "\n" for line in got))
-    expected = [line for line in expected_file.read_text().splitlines() if line.strip()]
-    assert got == expected
+    assert_expected(path, findings_by_file.get(path.resolve(), []))
 
 
 @pytest.fixture
@@ -79,7 +57,7 @@ def spied(monkeypatch):
     ("reexported_base", ["api.py", "base.py"]),  # api.py leads into base.py: two rounds
 ])
 def test_only_the_modules_names_lead_into_are_modelled(folder, modelled, spied):
-    _run(PROJECTS / folder).check()
+    run_folder(PROJECTS / folder).check()
     assert sorted(spied) == modelled
 
 
@@ -88,7 +66,7 @@ def test_a_run_nothing_leads_out_of_models_nothing_more(tmp_path, spied):
     shop = tmp_path / "shop"
     (shop / "layers.py").write_text((shop / "layers.py").read_text()
                                     .replace("tfk.layers.Layer", "object"))
-    run = _run(tmp_path)
+    run = run_folder(tmp_path)
     assert run.check().findings == [] and spied == []
     assert [Path(r.path).name for r in run.analyze() if r.model is not None] == ["layers.py"]
 
@@ -98,15 +76,16 @@ def test_cached_runs_agree_and_a_run_that_does_not_reach_a_module_leaves_it_unmo
     shutil.copytree(PROJECTS / "alias_module", tmp_path / "src")
     shop = tmp_path / "src" / "shop"
     cache = Cache(str(tmp_path / "cache"))
-    uncached = _run(tmp_path / "src").check().findings
+    uncached = run_folder(tmp_path / "src").check().findings
     assert [f.code for f in uncached] == ["TFS201"]
-    cold = _run(tmp_path / "src", cache=cache).check().findings
+    cold = run_folder(tmp_path / "src", cache=cache).check().findings
     spied.clear()
-    warm = _run(tmp_path / "src", cache=cache).check().findings
+    warm = run_folder(tmp_path / "src", cache=cache).check().findings
     assert uncached == cold == warm and spied == []  # the second pass's model, from the cache
     # compat.py without the layer that leads into it: its stage 1 result, never the
     # second pass's, though that is in the cache for the same bytes.
-    alone = _run(tmp_path / "src", cache=cache, files=[shop / "compat.py", shop / "helpers.py"])
+    alone = run_folder(tmp_path / "src", cache=cache,
+                       files=[shop / "compat.py", shop / "helpers.py"])
     assert all(r.model is None for r in alone.analyze())
 
 
@@ -119,4 +98,4 @@ def test_flake8_one_file_at_a_time_cannot_see_the_alias_module(monkeypatch):
     text = path.read_text()
     checker = SyncAdvisorChecker(ast.parse(text), text.splitlines(True), str(path))
     assert list(checker.run()) == []
-    assert [f.code for f in _run(PROJECTS / "alias_module").check().findings] == ["TFS201"]
+    assert [f.code for f in run_folder(PROJECTS / "alias_module").check().findings] == ["TFS201"]
