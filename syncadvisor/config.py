@@ -392,6 +392,8 @@ def _parse_toml(path: Path) -> dict:
         return tomllib.loads(data.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deeply to read") from None
     except UnicodeDecodeError as exc:  # TOML is UTF-8 by definition
         raise ConfigError(f"{path}: not valid TOML: not UTF-8 ({exc.reason} at byte "
                           f"{exc.start})") from None

@@ -236,7 +236,7 @@ def pyproject_requirements(data: bytes) -> Optional[List[str]]:
         import tomli as tomllib
     try:
         table = tomllib.loads(_text(data))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError):
         return []
     found: List[str] = []
     project = table.get("project")
@@ -312,7 +312,7 @@ def setup_py_requirements(data: bytes) -> List[str]:
         if callee != "setup":
             continue
         for keyword in node.keywords:
-            value = _literal(keyword.value, names, 0)
+            value = _literal(keyword.value, names, 0, [_LITERAL_BUDGET])
             if keyword.arg == "install_requires":
                 found += _strings(value)
             elif keyword.arg == "extras_require" and isinstance(value, dict):
@@ -321,22 +321,33 @@ def setup_py_requirements(data: bytes) -> List[str]:
     return found
 
 
-def _literal(node: ast.AST, names: Dict[str, ast.AST], depth: int) -> object:
-    if depth > 20:
+# How many nodes one `setup(...)` keyword may cost: `x = [x, x, x]` would double forever.
+_LITERAL_BUDGET = 10_000
+
+
+def _literal(node: ast.AST, names: Dict[str, ast.AST], depth: int, budget: List[int]) -> object:
+    """The value of a literal, names bound to literals and `+` of lists; None for
+    anything else. `budget[0]`: nodes left to read."""
+    budget[0] -= 1
+    if depth > 20 or budget[0] < 0:
         return None
     if isinstance(node, ast.Name) and node.id in names:
-        return _literal(names[node.id], names, depth + 1)
+        return _literal(names[node.id], names, depth + 1, budget)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = (_literal(node.left, names, depth + 1),
-                       _literal(node.right, names, depth + 1))
+        left, right = (_literal(node.left, names, depth + 1, budget),
+                       _literal(node.right, names, depth + 1, budget))
         if isinstance(left, list) and isinstance(right, list):
             return left + right
         return None
     if isinstance(node, (ast.List, ast.Tuple)):
-        return [_literal(element, names, depth + 1) for element in node.elts]
+        return [_literal(element, names, depth + 1, budget) for element in node.elts]
     if isinstance(node, ast.Dict):
-        return {(_literal(k, names, depth + 1) if k is not None else None):
-                _literal(v, names, depth + 1) for k, v in zip(node.keys, node.values)}
+        found = {}
+        for k, v in zip(node.keys, node.values):
+            key = _literal(k, names, depth + 1, budget) if k is not None else None
+            if isinstance(key, str):  # an extra's name; anything else is no extra
+                found[key] = _literal(v, names, depth + 1, budget)
+        return found
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     return None

@@ -13,7 +13,8 @@ from syncadvisor.config import Configuration, Settings
 from syncadvisor.flake8_plugin import SyncAdvisorChecker
 from syncadvisor.model import tfapi
 from syncadvisor.targets import (NO_PROJECT, Projects, newest, parse_requirement,
-                                 parse_specifier, poetry_range)
+                                 parse_specifier, poetry_range, pyproject_requirements,
+                                 setup_py_requirements)
 from tests import paths
 from tests.cli.test_configuration import findings, write
 
@@ -276,3 +277,22 @@ def test_verbose_says_each_projects_target_once_on_standard_error(capsys):
         f"{os.path.join('keras2', 'setup.py')}: keras>=2.13,<3)"]
     code, out = run_cli(capsys, "--no-cache", "--exit-zero", "-q", "tf216")
     assert out.err == ""  # not without -v
+
+
+@pytest.mark.parametrize("text, expected", [
+    # a key that is no extra's name (unhashable once read) is left out, not a crash
+    ('setup(install_requires=["tensorflow>=2.10"], '
+     'extras_require={("gpu", "cuda"): ["tensorflow[and-cuda]"], "k": ["keras<3"]})',
+     ["tensorflow>=2.10", "keras<3"]),
+    # a list made of itself costs a bounded read, not an exponential one
+    ('x = ["tensorflow<2.14"]\nx = [x, x, x, x, x, x, x]\nsetup(install_requires=x)', []),
+])
+def test_odd_setup_py_literals(text, expected):
+    data = ("from setuptools import setup  # tensorflow\n" + text + "\n").encode()
+    assert setup_py_requirements(data) == expected
+
+
+def test_a_pyproject_nested_too_deeply_declares_nothing():
+    data = ('[project]\nname = "x"\ndependencies = ["tensorflow<2.16"]\nz = '
+            + "[" * 3000 + "]" * 3000 + "\n").encode()
+    assert pyproject_requirements(data) == []
