@@ -25,6 +25,9 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set
 from . import tfapi
 
 MAX_DEPTH = 24
+# Nodes one value may cost to follow: locals defined from each other over and over would
+# otherwise be followed on every path, exponentially.
+MAX_STEPS = 2_000
 
 # A definition whose value is the same everywhere (an import, a nested def or class).
 _FIXED = ast.Constant(value=None)
@@ -90,6 +93,10 @@ class Definitions:
     def _bind(self, target: ast.AST, value: ast.AST) -> None:
         if isinstance(target, ast.Name):
             self.defs.setdefault(target.id, []).append(value)
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+            # `self.last = ...` here: what `self.last` read here may hold (keyed with a dot,
+            # which no name has)
+            self.defs.setdefault(f"{target.value.id}.{target.attr}", []).append(value)
         elif isinstance(target, (ast.Tuple, ast.List)):
             for element in target.elts:  # each name: as the whole value, at worst
                 self._bind(element.value if isinstance(element, ast.Starred) else element, value)
@@ -105,6 +112,7 @@ class Invariance:
         self.chain = chain
         self.self_name = self_name
         self._visiting: Set[str] = set()
+        self._steps = MAX_STEPS
 
     def reads(self, node: ast.AST) -> Optional[List[ast.AST]]:
         found: List[ast.AST] = []
@@ -112,8 +120,9 @@ class Invariance:
 
     def _collect(self, node: ast.AST, found: List[ast.AST], depth: int) -> bool:
         """Adds what `node` reads to `found`; False if it can differ between replicas."""
-        if depth > MAX_DEPTH:
-            return False
+        self._steps -= 1
+        if depth > MAX_DEPTH or self._steps < 0:
+            return False  # too much to follow: as if it could differ
         if isinstance(node, ast.Constant):
             return True
         if isinstance(node, ast.Name):
@@ -123,8 +132,8 @@ class Invariance:
                 return False
             if isinstance(node.value, ast.Name) and node.value.id == self.self_name \
                     and self.self_name is not None:
-                found.append(node)
-                return True
+                found.append(node)  # what other methods store there: linking decides
+                return self._values_of(f"{self.self_name}.{node.attr}", found, depth)
             return self._collect(node.value, found, depth + 1)
         if isinstance(node, ast.Call):
             return self._call(node, found, depth)
@@ -146,23 +155,34 @@ class Invariance:
                 break
             if name in definitions.params:
                 return False  # what each replica is handed
-            values = definitions.defs.get(name)
-            if values is not None:
-                key = f"{level}:{name}"
-                if key in self._visiting:
-                    return True  # a loop: decided by the local's other definitions
-                self._visiting.add(key)
-                try:
-                    return all(value is not None and self._collect(value, found, depth + 1)
-                               for value in values)
-                finally:
-                    self._visiting.discard(key)
+            if name in definitions.defs:
+                return self._values_of(name, found, depth, level)
         found.append(node)  # a module's name, or a builtin
+        return True
+
+    def _values_of(self, name: str, found: List[ast.AST], depth: int,
+                   level: Optional[int] = None) -> bool:
+        """Whether every value bound to `name` in the function at `level` of the chain
+        (None: in any of them, for `self.x`) is the same on every replica."""
+        for at, definitions in enumerate(self.chain):
+            values = definitions.defs.get(name)
+            if values is None or (level is not None and at != level):
+                continue
+            key = f"{at}:{name}"
+            if key in self._visiting:
+                continue  # a loop: decided by the name's other definitions
+            self._visiting.add(key)
+            try:
+                if not all(value is not None and self._collect(value, found, depth + 1)
+                           for value in values):
+                    return False
+            finally:
+                self._visiting.discard(key)
         return True
 
     def _call(self, node: ast.Call, found: List[ast.AST], depth: int) -> bool:
         parts = _dotted(node.func)
-        if parts and (tfapi.PER_REPLICA_CALL_PARTS.intersection(parts)):
+        if parts and any(word in part for part in parts for word in tfapi.PER_REPLICA_CALL_WORDS):
             return False
         if parts and parts[-1] in tfapi.REPLICA_INVARIANT_RESULTS:
             return True  # all_reduce, all_gather, merge_call: every replica gets the same

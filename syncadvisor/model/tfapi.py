@@ -617,9 +617,11 @@ for _module in ("tensorflow", "tensorflow.compat.v1", "tensorflow.python.ops.sta
         UPDATE_FUNCTIONS[f"{_module}.{_name}"] = _name
 UPDATE_CALLEE_NAMES = frozenset(UPDATE_METHODS)
 
-# Values that differ between replicas whatever they are computed from: random ops
-# (`tf.random.*`, `keras.random.*`, `np.random.*`, dropout) and the replica's id.
-PER_REPLICA_CALL_PARTS = frozenset({"random", "dropout"})
+# Values that differ between replicas whatever they are computed from: random ops, by a
+# word in any part of their dotted name (`tf.random.uniform`, `tf.compat.v1.random_uniform`,
+# `tf.keras.backend.random_normal`, `tf.truncated_normal`, `np.random.rand`, dropout,
+# `Dataset.shuffle`), and the replica's id.
+PER_REPLICA_CALL_WORDS = ("random", "dropout", "truncated_normal", "shuffle")
 PER_REPLICA_ATTRIBUTES = frozenset({"replica_id_in_sync_group"})
 # Replica-context calls whose result is the same on every replica.
 REPLICA_INVARIANT_RESULTS = frozenset({"all_reduce", "all_gather", "merge_call"})

@@ -32,6 +32,12 @@ def _reads(source: str):
     ("def f(x):\n    v.assign(tf.random.normal([]))", None),
     ("def f(x):\n    v.assign(keras.random.uniform([]) * 0)", None),
     ("def f(x):\n    v.assign(ctx.replica_id_in_sync_group)", None),
+    ("def f(x):\n    v.assign(tf.compat.v1.random_uniform(()))", None),
+    ("def f(x):\n    v.assign(tf.keras.backend.random_normal(()))", None),
+    ("def f(x):\n    v.assign(tf.truncated_normal(()))", None),
+    # `self` state written here from the replica's input
+    ("def f(self, x):\n    self.last = tf.reduce_mean(x)\n    v.assign(self.last)", None),
+    ("def f(self, x):\n    self.k = 2.\n    v.assign(self.k)", ["self.k"]),
     ("def f(x):\n    v.assign(ctx.all_reduce('sum', x))", []),
     ("def f(x):\n    v.assign(tf.distribute.get_replica_context().all_gather(x, 0))", []),
     ("def f(x):\n    v.assign(tf.cond(c, lambda: w, lambda: 0.))", ["c", "tf", "w"]),
@@ -53,3 +59,10 @@ def _reads(source: str):
 ])
 def test_what_a_replica_value_reads(source, expected):
     assert _reads(source) == expected
+
+
+def test_locals_defined_from_each_other_cost_a_bounded_walk():
+    body = "".join("    a = b + c + d\n    b = a + c + d\n    c = a + b + d\n    d = a + b + c\n"
+                   for _ in range(40))
+    source = "def f(x):\n    a = b = c = d = 1.0\n" + body + "    v.assign(a)"
+    assert _reads(source) is None  # too much to follow: as if it could differ
