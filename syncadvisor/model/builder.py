@@ -1030,8 +1030,13 @@ class ModelBuilder:
         if last == "Checkpoint":
             if parts is None:
                 return
+            # `Checkpoint(vs=[a, b])`, `Checkpoint(d={"a": a})`: each element is tracked
+            values = [e for _, value in keywords for e in (
+                value.elts if isinstance(value, (ast.List, ast.Tuple, ast.Set)) else
+                [v for v in value.values if v is not None] if isinstance(value, ast.Dict)
+                else [value]) if not isinstance(e, ast.Starred)]
             reads = [Read(self._ref_bound(value), READ_CHECKPOINT, span, fn.id, scopes)
-                     for _, value in keywords]
+                     for value in values]
             self._pending_checkpoints.append((self._ref(parts), reads))
             return
         function_style = Read(self._ref_bound(positional[0]), READ_SAVE, span, fn.id, scopes) \

@@ -151,6 +151,16 @@ class OnReadWithoutAggregation(Rule):
             """),
             (Expect(4, 45, ERROR),),
         ),
+        Invalid(  # in a list the checkpoint tracks
+            snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    seen = tf.Variable(0., trainable=False, synchronization=tf.VariableSynchronization.ON_READ)
+                tf.train.Checkpoint(stats=[seen]).save('/tmp/ckpt')
+            """),
+            (Expect(4, 45, ERROR),),
+        ),
         Invalid(
             snippet("""
                 import keras
