@@ -286,12 +286,14 @@ class ProjectIndex:
     def constructions_of(self, class_id: str) -> List[Tuple[Construction, str]]:
         """The calls in this run that construct an instance of a project class or of one
         of its subclasses (as far as the model records calls: `Construction`)."""
-        found = self._constructions_of.get(class_id)
-        if found is None:
-            found = self._constructions_of[class_id] = [
-                call for qname, calls in self._construction_table()[0].items()
-                if qname in self.classes and class_id in self.mro(qname) for call in calls]
-        return found
+        if not self._constructions_of:  # once: each constructed class, to its ancestors
+            table = self._constructions_of
+            table[""] = []  # (filled: not again, though nothing is constructed)
+            for qname, calls in self._construction_table()[0].items():
+                if qname in self.classes:
+                    for ancestor in self.mro(qname):
+                        table.setdefault(ancestor, []).extend(calls)
+        return self._constructions_of.get(class_id, [])
 
     def construction_at(self, path: str, span: Span) -> Optional[Construction]:
         return self._construction_table()[1].get((path, span))
