@@ -44,7 +44,8 @@ _VERSION = re.compile(
     r"(?:[-_.]?(?:a|b|c|rc|alpha|beta|pre|preview)[-_.]?\d*)?"
     r"(?:(?:[-_.]?(?:post|rev|r)[-_.]?\d*)|(?:-\d+))?"
     r"(?:[-_.]?dev[-_.]?\d*)?(?:\+[a-z0-9]+(?:[-_.][a-z0-9]+)*)?$", re.I)
-_WORDS = (b"tensorflow", b"keras")  # a declaration without either is not parsed
+# A declaration without any of these words is not parsed.
+_WORDS = tuple(word.encode("ascii") for word in tfapi.DISTRIBUTION_WORDS)
 
 
 def normalize(name: str) -> str:

@@ -583,6 +583,8 @@ TENSORFLOW_DISTRIBUTIONS = frozenset({"tensorflow", "tensorflow-cpu", "tensorflo
                                       "tensorflow-macos", "tensorflow-intel"})
 KERAS_DISTRIBUTION = "keras"
 TF_KERAS_DISTRIBUTION = "tf-keras"
+# A word every one of these distributions' names holds (a quick test of a file's text).
+DISTRIBUTION_WORDS = ("tensorflow", "keras")
 # Released TensorFlow 2 minors and the last patch of each; a declared range resolves to
 # the newest (minor, patch) it allows.
 TENSORFLOW_RELEASES: Tuple[Tuple[int, int, int], ...] = (
