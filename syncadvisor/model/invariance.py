@@ -70,7 +70,7 @@ class Definitions:
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 self._bind(target, node.value)
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):  # `:=`: see `walrus`
             if node.value is not None:
                 self._bind(node.target, node.value)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
