@@ -14,6 +14,7 @@ spans. Rules never see the tree.
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 import sys
 from bisect import bisect_right
@@ -47,6 +48,12 @@ _ORDER: Dict[type, Tuple[str, ...]] = {
 }
 _FIELDS: Dict[type, Tuple[str, ...]] = {}
 _NAME, _ATTRIBUTE = ast.Name, ast.Attribute
+# Arguments that may hand an object over: a name, an attribute, an item, a call (what it
+# returns), a container of them (`Construction.passed`).
+_PASSABLE = frozenset({ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.List, ast.Tuple,
+                       ast.Set, ast.Dict})
+# Names that, bound nowhere in a module, are Python's own (`len(x)`, `print(x)`).
+_BUILTIN_NAMES = frozenset(dir(builtins))
 
 
 def dotted_parts(node: ast.AST) -> Optional[Tuple[str, ...]]:
@@ -160,6 +167,20 @@ class ModelBuilder:
         self._pending_checkpoints: List[Tuple[PendingRef, List[Read]]] = []
         self._pending_saves: List[Tuple[PendingRef, Read, Optional[Read]]] = []
         self._pending_layer_calls: List[Tuple[LayerCall, PendingRef]] = []
+        # Calls that may hand objects over to a project function (`FileModel.handovers`,
+        # `Construction`): what `finish` needs to record them once their callee is
+        # resolved, for those that may call the project's code -- (callee, the call, its
+        # arguments as (keyword, value, star) or None for the call's own, the scope,
+        # sequence number and function they are in, the `partial` name to check, the
+        # index of the call's edge or -1 for a `Construction`).
+        self._handovers: List[Tuple[Bound, ast.Call, Optional[List[Tuple[
+            Optional[str], Optional[ast.AST], str]]], Scope, int, Function,
+            Optional[PendingRef], int]] = []
+        # (id(scope), name) -> the Bound of that name as an argument: one per scope, as
+        # every use of a name in a scope may denote what each of its bindings there does.
+        self._passed_names: Dict[Tuple[object, str], Optional[Bound]] = {}
+        self._finishing = False  # (in `finish`: every binding of the module is known)
+        self._package = module.partition(".")[0]
         self._text = text
         self._starts = line_starts(text)
         # line -> its UTF-8, for the lines with a non-ASCII character (columns differ there)
@@ -391,6 +412,7 @@ class ModelBuilder:
         self._fn.node = node
         if self._fn.info is not None:
             self._fn.info.params = _signature(node.args)
+            self._fn.info.static = static
         self._walk_all(node.decorator_list)
         self._walk_parameters(node.args)
         if node.returns is not None:
@@ -845,9 +867,13 @@ class ModelBuilder:
         if last is None:
             return
         fn = self._fn
+        callee: Optional[Bound] = None
+        parts: Optional[Tuple[str, ...]] = None
+        edge = -1
         if attribute is not None and self._is_self(attribute[0]):
             callee = Bound(BOUND_METHOD, fn.klass, "", None, last)  # kind, qname, text, span, attr
             self.model.calls.append(CallEdge(fn.id, callee, tuple(fn.scopes), self._span(node)))
+            edge = len(self.model.calls) - 1
         else:
             parts = dotted_parts(func)
             if parts is not None:
@@ -863,6 +889,7 @@ class ModelBuilder:
                 self._pending_bounds.append((callee, self._ref(parts)))
                 self.model.calls.append(
                     CallEdge(fn.id, callee, tuple(fn.scopes), self._span(node)))
+                edge = len(self.model.calls) - 1
         if last in tfapi.CREATION_CALLEE_NAMES or last in self._creation_aliases:
             self._record_creation(node, func, attribute, last, fn)
         if last in tfapi.UPDATE_CALLEE_NAMES and not fn.stateless:
@@ -887,6 +914,10 @@ class ModelBuilder:
                                          self._span(node), fn.id, tuple(fn.scopes)))
         if last[:1].isupper():
             self._record_construction(node, func, last, fn)
+        elif last in _PARTIAL_NAMES and parts is not None:
+            self._record_partial(node, parts, fn)
+        elif callee is not None and (node.args or node.keywords):
+            self._record_handover(node, callee, edge, fn)
         if last in tfapi.BATCH_NORMALIZATION_NAMES:
             parts = dotted_parts(func)
             if parts is not None:
@@ -900,8 +931,8 @@ class ModelBuilder:
         optimizer)`), or a Keras object whose options the rules read (`SGD(0.1, momentum=m)`).
         By the naming convention, a class's name starts with a capital letter."""
         items = self._argument_items(node)
-        passed = tuple(self._ref_bound(value) if isinstance(value, (ast.Name, ast.Attribute))
-                       else None for _, _, value, _ in items)
+        passed = tuple(self._passed(value) if value.__class__ in _PASSABLE and not star
+                       else None for _, _, value, star in items)
         options = last in tfapi.KERAS3_SLOT_OPTIONS
         if not options and not any(passed):
             return
@@ -913,9 +944,213 @@ class ModelBuilder:
         # Only a Keras object's options are read as values; following an object into a
         # parameter needs each argument's keyword and star alone (exact spans cost more).
         args = self._arguments(node) if options else tuple(
-            Argument(keyword, _UNREAD, _UNREAD.span, star) for _, keyword, _, star in items)
+            _argument_slot(keyword, star) for _, keyword, _, star in items)
         self.model.constructions.append(Construction(
             callee, args, passed, self._span(node), fn.id, tuple(fn.scopes)))
+
+    def _record_handover(self, node: ast.Call, callee: Bound, edge: int, fn: Function) -> None:
+        """A call that may run a project function or method (`step(x, acc)`, `self.m(acc)`,
+        `trainer.fit(model)`) and hand it objects: recorded in `finish`, if its callee is
+        not a library's."""
+        self._handovers.append((callee, node, None, self._scope, self._seq, fn, None, edge))
+
+    def _record_partial(self, node: ast.Call, parts: Tuple[str, ...], fn: Function) -> None:
+        """`partial(step, a, accumulator=acc)`: a call of `step` with those arguments (kept
+        if `partial` is `functools.partial`), recorded even when it hands nothing over: a
+        call of the partial object passes its positional arguments after these."""
+        if not node.args or isinstance(node.args[0], ast.Starred):
+            return
+        target = node.args[0]
+        items: List[Tuple[Optional[str], Optional[ast.AST], str]] = [
+            (keyword, value, star) for whole, keyword, value, star
+            in self._argument_items(node) if whole is not target]
+        callee = Bound(BOUND_CALL, None, self._code(target), None, "__call__",
+                       (self._ref_bound(target),))
+        self._handovers.append((callee, node, items, self._scope, self._seq, fn,
+                                self._ref(parts), -1))
+
+    def _record_entry_arguments(self, node: ast.Call, target: ast.AST,
+                                spec: Tuple[int, int, int], positional: List[ast.AST],
+                                keywords: Dict[Optional[str], ast.AST], fn: Function) -> None:
+        """`strategy.run(step, args=(x, acc), kwargs={"k": v})`: a call `step(x, acc, k=v)`
+        (`tfapi.ENTRY_ARGUMENTS` says where `args` and `kwargs` are)."""
+        at, kwargs_at, leading = spec
+        args = keywords.get("args", positional[at] if len(positional) > at else None)
+        kwargs = keywords.get("kwargs",
+                              positional[kwargs_at] if len(positional) > kwargs_at else None)
+        items: List[Tuple[Optional[str], Optional[ast.AST], str]] = [(None, None, "")] * leading
+        if isinstance(args, (ast.Tuple, ast.List)):
+            items += [(None, e.value, "*") if isinstance(e, ast.Starred) else (None, e, "")
+                      for e in args.elts]
+        elif args is not None:
+            items.append((None, args, "*"))
+        if isinstance(kwargs, ast.Dict):
+            for key, value in zip(kwargs.keys, kwargs.values):
+                if key is None:
+                    items.append((None, value, "**"))
+                elif isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    items.append((key.value, value, ""))
+        elif kwargs is not None:
+            items.append((None, kwargs, "**"))
+        callee = Bound(BOUND_CALL, None, self._code(target), None, "__call__",
+                       (self._ref_bound(target),))
+        self._handovers.append((callee, node, items, self._scope, self._seq, fn, None, -1))
+
+    def _finish_handovers(self) -> None:
+        """Record the calls of `_handovers` that may call the project's code: not a callee
+        resolved into a library module (`tfapi.LIBRARY_MODULES`, unless this file is part
+        of it), not a builtin (`len(x)`), not a `partial` other than functools'. Their
+        arguments are looked at where they were written."""
+        resolve, lookup = self._resolver.resolve, self._resolver.lookup
+        package, libraries = self._package, tfapi.LIBRARY_MODULES
+        builtins_seen = not self.model.star_imports
+        walk_state = self._scope, self._seq, self._fn
+        self._finishing = True
+        self._passed_names.clear()  # (made while bindings were still being walked)
+        passed_of = self._passed
+        handovers = self.model.handovers
+        classes = self.model.classes
+        # Classes whose methods are all this file's or a library's (`unittest.TestCase`):
+        # `self.assertEqual(x, y)` runs no code of the run's unless the class defines it.
+        closed = {cid for cid, info in classes.items()
+                  if all(b.partition(".")[0] in libraries and not b.startswith(package + ".")
+                         for b in info.bases)}
+        for callee, node, items, scope, seq, fn, partial_ref, edge in self._handovers:
+            if partial_ref is not None:
+                if resolve(partial_ref) not in tfapi.PARTIAL_CALLS:
+                    continue
+            elif callee.kind == BOUND_METHOD:
+                if callee.qname in closed and \
+                        callee.attr not in classes[callee.qname].methods:
+                    continue
+            elif callee.kind == BOUND_CALL:
+                qname = callee.qname
+                if qname is not None:
+                    top = qname.partition(".")[0]
+                    if top in libraries and top != package:
+                        continue
+                elif builtins_seen and items is None and callee.attr == "__call__" and \
+                        callee.text in _BUILTIN_NAMES and \
+                        lookup(scope, callee.text, seq + 1) is None:
+                    continue
+            self._scope, self._seq, self._fn = scope, seq, fn
+            if items is not None:
+                self._handover(callee, items, node, fn, always=partial_ref is not None)
+                continue
+            if node.keywords:
+                arguments = self._argument_items(node)
+                passed = tuple(passed_of(value) if not star and value.__class__ in _PASSABLE
+                               else None for _, _, value, star in arguments)
+                if any(passed):
+                    keywords = tuple(star or keyword or "" for _, keyword, _, star in arguments)
+                    handovers.append((edge, _KEYWORDS_MADE.setdefault(keywords, keywords),
+                                      passed))
+                continue
+            passed = tuple(passed_of(a) if a.__class__ in _PASSABLE else None
+                           for a in node.args)  # (a starred one is not: None)
+            if any(passed):
+                keywords = tuple("*" if a.__class__ is ast.Starred else "" for a in node.args)
+                handovers.append((edge, _KEYWORDS_MADE.setdefault(keywords, keywords), passed))
+        self._scope, self._seq, self._fn = walk_state
+
+    def _handover(self, callee: Bound, items: Sequence[Tuple[Optional[str], Optional[ast.AST],
+                                                            str]],
+                  node: ast.Call, fn: Function, always: bool = False) -> None:
+        """Record a call of `callee` with arguments (keyword, value, star), if one hands an
+        object over (or `always`)."""
+        passed = tuple(self._passed(value) if value is not None and not star and
+                       value.__class__ in _PASSABLE else None for _, value, star in items)
+        if always or any(passed):
+            self.model.constructions.append(Construction(
+                callee, tuple(_argument_slot(keyword, star) for keyword, _, star in items),
+                passed, self._span(node), fn.id, tuple(fn.scopes)))
+
+    def _inert(self, bound: Bound) -> bool:
+        """Whether a resolved binding can denote no object linking follows (`usage.objects`):
+        a local computed in place (`x = a + b`), what a library function returns
+        (`x = tf.reduce_sum(y)`) -- not a construction, a variable's creation, a wrapped
+        function or the current strategy."""
+        if bound.creation is not None:
+            return False
+        if bound.kind == BOUND_LOCAL:
+            return True
+        qname = bound.qname
+        if bound.kind != BOUND_CALL or not qname:
+            return False
+        top, _, rest = qname.partition(".")
+        return top in tfapi.LIBRARY_MODULES and top != self._package and \
+            not rest.rpartition(".")[2][:1].isupper() and \
+            qname not in tfapi.FUNCTION_WRAPPERS and qname not in tfapi.CURRENT_STRATEGY_CALLS
+
+    def _passed_attribute(self, node: ast.Attribute) -> Optional[Bound]:
+        """`self.x` or `a.b` as an argument: one Bound per scope, as `_passed` makes for
+        names (without a span: nothing reports where an argument is)."""
+        value = node.value
+        if self._is_self(value):
+            key: Tuple[object, str] = (self._fn.klass, node.attr)
+            bound = self._passed_names.get(key)
+            if bound is None:
+                bound = self._passed_names[key] = Bound(
+                    BOUND_SELF_ATTR, self._fn.klass, intern(f"self.{node.attr}"), None,
+                    node.attr)
+            return bound
+        parts = dotted_parts(node)
+        if parts is None:
+            return self._ref_bound(node)
+        key = (id(self._scope), ".".join(parts))
+        if key in self._passed_names:
+            return self._passed_names[key]
+        inner = self._passed(value)
+        bound = self._passed_names[key] = None if inner is None else Bound(
+            BOUND_ATTR, None, intern(key[1]), None, node.attr, (inner,))
+        if bound is not None:
+            self._pending_bounds.append((bound, self._ref(parts)))
+        return bound
+
+    def _passed(self, value: ast.AST) -> Optional[Bound]:
+        """What an argument hands over: a name, an attribute or item, what a call returns,
+        the elements of a list, tuple, set or dict's values; None for anything else."""
+        kind = value.__class__
+        if kind is _NAME:
+            name = value.id  # type: ignore[attr-defined]
+            if self._is_self(value):
+                return None
+            key = (id(self._scope), name)
+            if key in self._passed_names:
+                return self._passed_names[key]
+            if not self._finishing:
+                bound: Optional[Bound] = Bound(BOUND_NAMES, None, intern(name))
+                self._pending_names.append((self._ref((name,)), bound))  # type: ignore[arg-type]
+            else:  # every binding is known: the one it may denote, or a choice of them
+                live = [b for b in self._bounds_of_name(PendingRef(self._scope, self._seq + 1,
+                                                                   (name,)))
+                        if not self._inert(b)]
+                bound = None if not live else live[0] if len(live) == 1 else \
+                    Bound(BOUND_NAMES, None, intern(name), None, None, tuple(live))
+            self._passed_names[key] = bound
+            return bound
+        if kind is _ATTRIBUTE:
+            return self._passed_attribute(value)  # type: ignore[arg-type]
+        if kind is ast.Subscript:
+            return self._ref_bound(value)
+        if kind is ast.Call:
+            # What is made here (`MirroredStrategy()`, `Adam()`, `tf.Variable(...)`), or the
+            # current strategy; not what a function computes (`ops.cast(x)`).
+            func = value.func  # type: ignore[attr-defined]
+            last = func.attr if func.__class__ is _ATTRIBUTE else \
+                func.id if func.__class__ is _NAME else ""
+            if not last[:1].isupper() and id(value) not in self._creation_of_node and \
+                    last not in _CURRENT_STRATEGY_NAMES:
+                return None
+            bound = self._bound_for(value, self._code(value))
+            return None if bound.kind == BOUND_LOCAL and bound.creation is None else bound
+        elements: List[ast.AST] = getattr(value, "values" if kind is ast.Dict else "elts", [])
+        options = tuple(b for b in (self._passed(e) for e in elements
+                                    if e is not None and e.__class__ in _PASSABLE) if b)
+        if not options:
+            return None
+        return Bound(BOUND_CONTAINER, text=self._code(value), span=self._span(value),
+                     options=options)
 
     def _passed_objects(self, node: ast.Call) -> Tuple[Tuple[str, Bound], ...]:
         """The objects `compile(...)` is handed, a list's elements one by one."""
@@ -1022,6 +1257,9 @@ class ModelBuilder:
             self._entry_lambdas.add(id(target))
         self.model.entries.append(ReplicaEntry(kind, strategy, self._ref_bound(target),
                                                self._span(node), fn.id, tuple(fn.scopes)))
+        spec = tfapi.ENTRY_ARGUMENTS.get(last)
+        if spec is not None:
+            self._record_entry_arguments(node, target, spec, positional, keywords, fn)
 
     def _record_save(self, node, func, attribute, last: str, fn: Function) -> None:
         parts = dotted_parts(func)
@@ -1143,6 +1381,15 @@ class ModelBuilder:
             self.model.layer_calls.append(layer)
         for info, refs in self._pending_bases:
             info.bases = tuple(q for q in (resolve(r) for r in refs) if q)
+        if self._handovers:  # (once names and bases are resolved; adds some to resolve)
+            resolved, named = len(self._pending_bounds), len(self._pending_names)
+            self._finish_handovers()
+            for bound, ref in self._pending_bounds[resolved:]:
+                bound.qname = resolve(ref)
+                if bound.kind == BOUND_QNAME and bound.qname is None:
+                    bound.kind = BOUND_LOCAL
+            for ref, bound in self._pending_names[named:]:
+                bound.options = tuple(b for b in self._bounds_of_name(ref) if b is not bound)
         for ref, member, span, member_span, text in self._pending_enum_refs:
             qname = resolve(ref)
             if qname in tfapi.ENUM_CLASSES:
@@ -1161,6 +1408,19 @@ class ModelBuilder:
 # The value of an argument nobody reads (Construction.args of a class that is not a Keras
 # object with options): one shared object, so models stay small.
 _UNREAD = Value(OTHER, "", Span(0, 0, 0, 0))
+# (keyword, star) -> the Argument that records only those: shared, never changed.
+_SLOTS_MADE: Dict[Tuple[Optional[str], str], Argument] = {}
+_PARTIAL_NAMES = frozenset(q.rpartition(".")[2] for q in tfapi.PARTIAL_CALLS)
+# Each call's tuple of argument keywords (`FileModel.handovers`), one object per content.
+_KEYWORDS_MADE: Dict[Tuple[str, ...], Tuple[str, ...]] = {}
+_CURRENT_STRATEGY_NAMES = frozenset(q.rpartition(".")[2] for q in tfapi.CURRENT_STRATEGY_CALLS)
+
+
+def _argument_slot(keyword: Optional[str], star: str) -> Argument:
+    slot = _SLOTS_MADE.get((keyword, star))
+    if slot is None:
+        slot = _SLOTS_MADE[(keyword, star)] = Argument(keyword, _UNREAD, _UNREAD.span, star)
+    return slot
 
 
 def _leaf(builder: ModelBuilder, node: ast.AST) -> None:

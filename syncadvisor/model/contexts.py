@@ -9,6 +9,7 @@ a function nobody in this run calls has an unknown context.
 """
 from __future__ import annotations
 
+import weakref
 from collections import defaultdict, deque
 from typing import (Callable, Collection, Dict, FrozenSet, Iterable, Iterator, List, Optional,
                     Set, Tuple)
@@ -20,10 +21,15 @@ from .facts import (BOUND_CALL, BOUND_METHOD, BOUND_NAMES, BOUND_PARAM, BOUND_QN
                     BOUND_SELF_ATTR, Bound, ClassInfo, Construction, FileModel, Span)
 
 _MAX_DEPTH = 8
+_UNKNOWN_POSITION = 1 << 16  # past a `*args`: no positional parameter is known to be filled
 _REPLICA_METHODS = frozenset().union(*tfapi.KERAS_REPLICA_METHODS.values())
 _KERAS_PREFIXES = tuple(prefix for prefix, _ in tfapi.KERAS_FAMILY_PREFIXES)
 # Methods Keras calls for you once a layer or model object exists.
 _CONSTRUCTION_METHODS = ("__init__", "build")
+
+# What a call hands over: each argument's keyword ("" positional, "*"/"**" starred), and
+# what each may denote (`FileModel.handovers`, `Construction`).
+Handed = Tuple[Tuple[str, ...], Tuple[Optional[Bound], ...]]
 
 # path -> [(index of a call in the file's `calls`, the project functions it runs)]
 CalleeTable = Dict[str, List[Tuple[int, List[str]]]]
@@ -82,6 +88,16 @@ class ProjectIndex:
         self._constructions_of: Dict[str, List[Tuple[Construction, str]]] = {}
         self._constructions: Optional[Tuple[Dict[str, List[Tuple[Construction, str]]],
                                             Dict[Tuple[str, Span], Construction]]] = None
+        # The calls that hand objects over (`_grouped_calls`), made when first asked for.
+        self._by_name: Optional[Dict[str, List[Tuple[Handed, str]]]] = None
+        self._by_self_method: Optional[Dict[str, List[Tuple[str, Handed, str]]]] = None
+        self._method_calls: Dict[str, List[Tuple[Bound, Handed, str]]] = defaultdict(list)
+        self._value_calls: List[Tuple[Bound, Handed, str]] = []
+        self._inits: Optional[Dict[str, List[str]]] = None
+        self._values: Optional[Dict[str, List[Tuple[Handed, str, int]]]] = None
+        self._instances: Optional[Callable[[], Optional[Callable[[Bound, str], List[str]]]]] = None
+        self._asking: Set[Tuple[str, str]] = set()  # parameters being followed
+        self._following = False  # while calls of parameters are added to `_calls_into`
         for fm in self.files:
             self.modules.setdefault(fm.module, fm)
             for fid in fm.functions:
@@ -252,36 +268,216 @@ class ProjectIndex:
 
     def arguments_for(self, function: str, param: str) -> List[Tuple[Bound, str]]:
         """What the calls of a function pass for one of its parameters, as far as the
-        model follows them: the `__init__` of a project class, through the constructions
-        of that class or of a subclass that inherits it, for an argument given by name or
-        attribute. A plain function's callers are not followed."""
-        owner, _, name = function.rpartition(".")
+        model follows them (`Construction` records): calls of a plain function by name,
+        of a method on `self` or on an instance of its class (`instances`, once set),
+        constructions of its class or of a subclass that inherits its `__init__`, calls
+        through `functools.partial` and `strategy.run(fn, args=...)`; each argument a
+        name, an attribute, a call or a container of them."""
         fm = self.functions.get(function)
-        if name != "__init__" or owner not in self.classes or fm is None:
+        if fm is None:
             return []
         params = fm.functions[function].params
-        if param not in params[1:]:
-            return []
+        if param not in params or (function, param) in self._asking:
+            return []  # (a function called through its own parameter: what is known so far)
         # Positional arguments fill the names before the first starred one.
         positional = next((i for i, p in enumerate(params) if p.startswith("*")), len(params))
         found: List[Tuple[Bound, str]] = []
-        for construction, path in self.constructions_of(owner):
-            if self.method(str(construction.callee.qname), "__init__") != function:
-                continue
-            position = 1  # `self` is the instance, not an argument
-            for argument, passed in zip(construction.args, construction.passed):
-                if argument.star:
-                    if argument.star == "*":
-                        position = positional  # past a `*args`, positions are unknown
-                    continue
-                if argument.keyword is None:
+        self._asking.add((function, param))
+        try:
+            calls = self._calls_of(function)
+        finally:
+            self._asking.discard((function, param))
+        for (keywords, passed_all), path, shift in calls:
+            position = shift
+            for keyword, passed in zip(keywords, passed_all):
+                if keyword == "":
                     hit = position < positional and params[position] == param
                     position += 1
+                elif keyword[0] == "*":
+                    if keyword == "*":
+                        position = positional  # past a `*args`, positions are unknown
+                    continue
                 else:
-                    hit = argument.keyword == param
+                    hit = keyword == param
                 if hit and passed is not None:
                     found.append((passed, path))
         return found
+
+    def set_instances(self, instances: Callable[[Bound, str], List[str]]) -> None:
+        """Learn what classes an object may be an instance of (a `UsageAnalysis`'s bound
+        method), to follow `obj.method(x)` into the method's parameters. Held weakly: the
+        index must not keep its analysis alive in a reference cycle."""
+        self._instances = weakref.WeakMethod(instances)
+
+    def _calls_of(self, function: str) -> List[Tuple[Handed, str, int]]:
+        """The calls that may run `function`, each with the parameter its first positional
+        argument fills (1 where the instance fills `self`)."""
+        by_name, by_self_method = self._grouped_calls()
+        calls = [(handed, path, 0) for handed, path in by_name.get(function, ())]
+        owner, _, name = function.rpartition(".")
+        if owner in self.classes:
+            bound_self = self._bound_self(function)
+            if name == "__init__":
+                for cls in self._constructed_by_init().get(function, ()):
+                    calls.extend((handed, path, 1) for handed, path in by_name[cls])
+            method = self.method
+            for cls, handed, path in by_self_method.get(name, ()):
+                if method(cls, name) == function:
+                    calls.append((handed, path, bound_self))
+            instances = self._instances() if self._instances is not None else None
+            if instances is not None and not self._following:
+                for receiver, handed, path in self._method_calls.get(name, ()):
+                    if any(method(cls, name) == function
+                           for cls in instances(receiver, path) if cls in self.classes):
+                        calls.append((handed, path, bound_self))
+        calls.extend(self._calls_of_values().get(function, ()))
+        return calls
+
+    def _grouped_calls(self) -> Tuple[Dict[str, List[Tuple[Handed, str]]],
+                                      Dict[str, List[Tuple[str, Handed, str]]]]:
+        """The calls that hand objects over, grouped once by what they name: (callee's
+        qualified name -> calls, method name -> `self.<method>(...)` calls with the class);
+        `obj.<method>(...)` calls go to `_method_calls`, calls of a callable value
+        (`fn(x)`, `strategy.run(fn, ...)`) to `_value_calls`."""
+        if self._by_name is not None and self._by_self_method is not None:
+            return self._by_name, self._by_self_method
+        by_name: Dict[str, List[Tuple[Handed, str]]] = defaultdict(list)
+        by_self_method: Dict[str, List[Tuple[str, Handed, str]]] = defaultdict(list)
+        method_calls, value_calls = self._method_calls, self._value_calls
+        functions, classes = self.functions, self.classes
+
+        def group(callee: Bound, handed: Handed, path: str) -> None:
+            qname, attr, kind = callee.qname, callee.attr, callee.kind
+            if kind == BOUND_METHOD:
+                if qname and attr:
+                    by_self_method[attr].append((qname, handed, path))
+            elif kind != BOUND_CALL:
+                return
+            elif qname in functions or qname in classes:
+                by_name[qname].append((handed, path))
+            elif attr in (None, "__call__"):
+                if callee.options:
+                    value_calls.append((callee.options[0], handed, path))
+            elif callee.options:
+                method_calls[attr].append((callee.options[0], handed, path))
+
+        for fm in self.files:
+            path = fm.path
+            for made in fm.constructions:
+                group(made.callee, (tuple(a.star or a.keyword or "" for a in made.args),
+                                    made.passed), path)
+            calls = fm.calls
+            for edge, keywords, passed in fm.handovers:
+                group(calls[edge].callee, (keywords, passed), path)
+        self._by_name, self._by_self_method = by_name, by_self_method
+        return by_name, by_self_method
+
+    def _constructed_by_init(self) -> Dict[str, List[str]]:
+        """`__init__` id -> the constructed classes whose `__init__` it is."""
+        if self._inits is None:
+            self._inits = defaultdict(list)
+            for qname in self._grouped_calls()[0]:
+                if qname in self.classes:
+                    fid = self.method(qname, "__init__")
+                    if fid:
+                        self._inits[fid].append(qname)
+        return self._inits
+
+    def _calls_of_values(self) -> Dict[str, List[Tuple[Handed, str, int]]]:
+        """Function id -> the calls that run it as a value, made once: `fn(x)`,
+        `strategy.run(fn, ...)`, `partial(fn, ...)` where names say what `fn` is
+        (`_callables`), `self.step_fn(x)` for a function kept on `self`, and the calls of
+        a parameter (`def train(step_fn, acc): step_fn(acc)`) under the functions passed
+        for it, in a few rounds (a function handed down through several parameters). What
+        objects denote is not asked meanwhile: the table is not complete yet."""
+        if self._values is not None:
+            return self._values
+        table = self._values = defaultdict(list)
+        _, by_self_method = self._grouped_calls()
+        params: List[Tuple[Handed, str, Bound]] = []
+        for target, handed, path in self._value_calls:
+            if target.kind == BOUND_NAMES and len(target.options) == 1:
+                target = target.options[0]
+            if target.kind == BOUND_PARAM and target.qname and target.attr:
+                params.append((handed, path, target))
+            else:
+                for fid, shift in self._callables(target, path, 0):
+                    table[fid].append((handed, path, shift))
+        stored = {attr for info in self.classes.values() for attr in info.attrs}
+        for attr in stored.intersection(by_self_method):
+            for cls, handed, path in by_self_method[attr]:
+                if self.method(cls, attr) is None and cls in self.class_files:
+                    owner = self.class_files[cls].path
+                    for bound in self.class_attr(cls, attr):
+                        for fid, shift in self._callables(bound, owner, 0):
+                            table[fid].append((handed, path, shift))
+        seen: Set[Tuple[int, str, int]] = set()
+        self._following = True
+        try:
+            for _ in range(3):
+                added = False
+                for handed, path, param in params:
+                    for passed, passed_path in self.arguments_for(str(param.qname),
+                                                                  str(param.attr)):
+                        for fid, shift in self._callables(passed, passed_path, 0):
+                            if (id(handed), fid, shift) not in seen:
+                                seen.add((id(handed), fid, shift))
+                                table[fid].append((handed, path, shift))
+                                added = True
+                if not added:
+                    break
+        finally:
+            self._following = False
+        return table
+
+    def _bound_self(self, function: str) -> int:
+        """How many parameters an instance or class fills before the arguments: none for
+        a static method."""
+        return 0 if self.functions[function].functions[function].static else 1
+
+    def _callables(self, bound: Bound, path: str, depth: int) -> List[Tuple[str, int]]:
+        """The project functions a callable may be, as far as names say, each with the
+        parameter a call's first positional argument fills: a function by name, a method
+        of `self`, a function kept on `self`, `tf.function(fn)`, `functools.partial(fn,
+        a)` (its positional arguments fill the first ones)."""
+        if depth > _MAX_DEPTH:
+            return []
+        kind, qname = bound.kind, bound.qname
+        if kind == BOUND_NAMES:
+            return [c for option in bound.options for c in self._callables(option, path, depth + 1)]
+        if kind == BOUND_QNAME and qname:
+            if qname in self.functions:
+                return [(qname, 0)]
+            bounds = self.module_global(qname)
+            if bounds:
+                module_path = self.modules[qname.rpartition(".")[0]].path
+                return [c for b in bounds for c in self._callables(b, module_path, depth + 1)]
+            return []
+        if kind == BOUND_SELF_ATTR and qname and bound.attr:
+            fid = self.method(qname, bound.attr)
+            if fid:
+                return [(fid, self._bound_self(fid))]
+            owner = self.class_files.get(qname)
+            if owner is None:
+                return []
+            return [c for b in self.class_attr(qname, bound.attr)
+                    for c in self._callables(b, owner.path, depth + 1)]
+        if kind == BOUND_CALL and qname and bound.options:
+            if qname in tfapi.PARTIAL_CALLS:
+                record = self.construction_at(path, bound.span) if bound.span else None
+                if record is None or not record.callee.options:
+                    return []
+                given = 0
+                for argument in record.args:
+                    if argument.star == "*":
+                        given = _UNKNOWN_POSITION
+                    elif argument.keyword is None and not argument.star:
+                        given += 1
+                return [(fid, shift + given) for fid, shift in
+                        self._callables(record.callee.options[0], path, depth + 1)]
+            if qname in tfapi.FUNCTION_WRAPPERS:
+                return self._callables(bound.options[0], path, depth + 1)
+        return []
 
     def constructions_of(self, class_id: str) -> List[Tuple[Construction, str]]:
         """The calls in this run that construct an instance of a project class or of one
@@ -307,7 +503,7 @@ class ProjectIndex:
             by_span: Dict[Tuple[str, Span], Construction] = {}
             for fm in self.files:
                 for construction in fm.constructions:
-                    if construction.callee.qname:
+                    if construction.callee.qname and construction.callee.kind == BOUND_CALL:
                         by_callee[construction.callee.qname].append((construction, fm.path))
                     by_span[(fm.path, construction.span)] = construction
             self._constructions = (by_callee, by_span)

@@ -100,7 +100,7 @@ BOUND_ELEMENT = "element"  # an element of `options[0]` (`x[i]`, a loop variable
 BOUND_ATTR = "attr"  # `<options[0]>.<attr>`
 BOUND_ITEM = "item"  # item number `attr` of what `options[0]` is (`a, b = f()`)
 # Parameter `attr` of function `qname`: whatever the calls of that function pass for it
-# (followed for the `__init__` of a class, through `Construction` records).
+# (followed through `Construction` records).
 BOUND_PARAM = "param"
 BOUND_LOCAL = "local"  # anything else
 
@@ -238,11 +238,16 @@ class ObjectUse:
 class Construction:
     """A call of what may be a class (`Trainer(model, optimizer)`, `SGD(0.1, momentum=m)`),
     with its arguments as written: what each hands over, for following an object into
-    the `__init__` parameter it lands in, and the literal options of a Keras object."""
+    the `__init__` parameter it lands in, and the literal options of a Keras object.
+    Also a call whose callee is not the call's own: `functools.partial(step,
+    accumulator=acc)`, recorded as a call of `step` (callee BOUND_CALL, attr `__call__`,
+    options the function), and `strategy.run(step, args=(x, acc))`, as `step(x, acc)`.
+    (Other calls that hand objects over are `FileModel.handovers`.)"""
 
     callee: Bound  # BOUND_CALL; `qname` the resolved callee
     args: Tuple[Argument, ...]
-    # Per argument: what it may denote when it is a name or an attribute, else None.
+    # Per argument: what it may denote when it is a name, an attribute, a construction
+    # or a container of them, else None.
     passed: Tuple[Optional[Bound], ...]
     span: Span
     function: Optional[str]
@@ -278,6 +283,8 @@ class FunctionInfo:
     # Parameter names in order: positional ones (`self` included), `*args` (or a bare
     # `*` before keyword-only ones), keyword-only ones, `**kwargs`, stars as written.
     params: Tuple[str, ...] = ()
+    # A `@staticmethod`: called on an instance, its first parameter takes the first argument.
+    static: bool = False
 
 
 @record(slots=True)
@@ -307,6 +314,13 @@ class FileModel:
     uses: List[ObjectUse] = field(default_factory=list)
     layer_calls: List[LayerCall] = field(default_factory=list)
     constructions: List[Construction] = field(default_factory=list)
+    # The other calls that may run a project function or method and hand it objects
+    # (`step(x, acc)`, `self.update(acc)`, `trainer.fit(model)`): (index of the call in
+    # `calls`, each argument's keyword -- "" positional, "*" and "**" starred -- and what
+    # each may denote, as `Construction.passed`). Plain tuples: a run holds tens of
+    # thousands.
+    handovers: List[Tuple[int, Tuple[str, ...], Tuple[Optional[Bound], ...]]] = \
+        field(default_factory=list)
     # (function id, attr) -> how often `self.<attr>` is loaded there
     self_loads: Dict[Tuple[Optional[str], str], int] = field(default_factory=dict)
     keras_families: Tuple[str, ...] = ()  # Keras families this file imports

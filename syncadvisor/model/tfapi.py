@@ -662,6 +662,24 @@ CROSS_REPLICA_FN_METHODS = {"merge_call": 0, "update": 1}
 FUNCTION_WRAPPERS = frozenset({"tensorflow.function", "tensorflow.compat.v1.function",
                                "functools.partial",
                                "tensorflow.autograph.experimental.do_not_convert"})
+# `partial(fn, *args, **kwargs)`: a callable that calls `fn` with these arguments first.
+PARTIAL_CALLS = frozenset({"functools.partial"})
+# What `strategy.run(fn, args, kwargs)` and friends call `fn` with, by method: (position of
+# `args`, position of `kwargs`, how many values TensorFlow passes before `*args`):
+# `merge_call`'s fn gets the strategy first, `extended.update`'s the variable's copy.
+ENTRY_ARGUMENTS: Dict[str, Tuple[int, int, int]] = {
+    "run": (1, 2, 0), "experimental_run_v2": (1, 2, 0), "experimental_run": (1, 2, 0),
+    "call_for_each_replica": (1, 2, 0), "merge_call": (1, 2, 1), "update": (2, 3, 1),
+}
+# Top-level modules whose functions and methods have no parameter a project's object can be
+# followed into: a call of one is not recorded as handing its arguments over (unless the
+# file checked is part of that module: checking Keras itself).
+LIBRARY_MODULES = frozenset({
+    "tensorflow", "keras", "tf_keras", "numpy", "jax", "torch", "scipy", "pandas", "math",
+    "os", "sys", "re", "json", "logging", "time", "random", "itertools", "collections",
+    "typing", "warnings", "absl", "six", "copy", "inspect", "contextlib", "string", "pathlib",
+    "functools",
+})
 
 # Modules whose classes are plain Python objects, not TensorFlow trackables: what an instance of
 # a class derived only from these (and `object`) holds on `self` is out of a checkpoint's reach

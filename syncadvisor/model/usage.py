@@ -162,6 +162,7 @@ class UsageAnalysis:
             if owner in index.classes)
         # path -> {span: (caller, scopes)} of the file's calls, made when first asked for
         self._edges_by_span: Dict[str, Dict[Span, Tuple[Optional[str], Tuple[int, ...]]]] = {}
+        index.set_instances(self.instances_of)
         self._propagate()
 
     # --- what a reference may denote --------------------------------------------
