@@ -40,9 +40,17 @@ Note = Callable[[str, Related], None]
 
 @record(frozen=True)
 class StrategyOption:
-    kind: str  # a tfapi strategy kind, or tfapi.ANY_STRATEGY
+    kind: str  # a tfapi strategy kind, or tfapi.ANY_STRATEGY (or _CURRENT, while linking)
     path: Optional[str] = None
     line: Optional[int] = None
+    # For _CURRENT: the `tf.distribute.get_strategy()` call, whose contexts say which.
+    at: Optional[Span] = None
+
+
+# The strategy `tf.distribute.get_strategy()` returns where it is called: whatever scope
+# its callers are in, the default strategy outside any. Settled once contexts propagate
+# (`ContextAnalysis._settle_current`); never seen outside this module.
+_CURRENT = "the current strategy"
 
 
 @record(frozen=True)
@@ -519,6 +527,8 @@ class ProjectIndex:
 class StrategyResolver:
     def __init__(self, index: ProjectIndex):
         self._index = index
+        # While scopes are resolved: `get_strategy()` is _CURRENT, to settle (else: any).
+        self.current = False
 
     def strategy_of(self, bounds: Iterable[Bound], text: str, path: str) -> Optional[Strategy]:
         options: List[StrategyOption] = []
@@ -542,6 +552,8 @@ class StrategyResolver:
                 line = bound.span.line if bound.span else None
                 return [StrategyOption(tfapi.STRATEGY_CONSTRUCTORS[qname], path, line)]
             if qname in tfapi.CURRENT_STRATEGY_CALLS:
+                if self.current and bound.span is not None:
+                    return [StrategyOption(_CURRENT, path, bound.span.line, bound.span)]
                 return [StrategyOption(tfapi.ANY_STRATEGY)]
             if qname in index.functions:
                 fm = index.functions[qname]
@@ -593,11 +605,63 @@ class ContextAnalysis:
         self.function_contexts: Dict[str, Set[Context]] = defaultdict(set)
         # path -> [(index of a call in the file's `calls`, its callees)], calls with any
         self.callee_table: CalleeTable = {}
+        self.resolver.current = True
         for fm in index.files:
             for i, entry in enumerate(fm.scopes):
                 self.scope_strategy[(fm.path, i)] = self.resolver.strategy_of(
                     entry.receivers, entry.text, fm.path)
+        self.resolver.current = False
         self._propagate()
+        for _ in range(_MAX_DEPTH):  # a `get_strategy()` under one: settled in rounds
+            if not self._settle_current():
+                break
+            self.function_contexts.clear()
+            self._propagate()
+
+    def _settle_current(self) -> bool:
+        """Replace in each scope the strategy a `tf.distribute.get_strategy()` returns
+        by the strategies current where it is called: its callers' scopes (or an outer
+        scope), none outside any (the default strategy: such a scope changes nothing), any
+        strategy where nothing in the run calls it. A scope whose `get_strategy()` is
+        called under another such scope waits for that one. Whether any scope changed."""
+        pending = {key: strategy for key, strategy in self.scope_strategy.items()
+                   if strategy is not None and _CURRENT in strategy.kinds}
+        if not pending:
+            return False
+        calls: Dict[Tuple[str, Span], Tuple[Optional[str], Tuple[int, ...]]] = {}
+        for fm in self.index.files:
+            if any(path == fm.path for path, _ in pending):
+                for edge in fm.calls:
+                    if edge.callee.qname in tfapi.CURRENT_STRATEGY_CALLS:
+                        calls[(fm.path, edge.span)] = (edge.caller, edge.scopes)
+        settled: Dict[Tuple[str, int], Optional[Strategy]] = {}
+        for (path, index), strategy in pending.items():
+            options: List[StrategyOption] = []
+            waits = False
+            for option in strategy.options:
+                if option.kind != _CURRENT:
+                    options.append(option)
+                    continue
+                caller, scopes = calls.get((str(option.path), option.at),  # type: ignore[arg-type]
+                                           (None, ()))
+                scopes = tuple(i for i in scopes if not (option.path == path and i == index))
+                for context in self.contexts_at(str(option.path), caller, scopes):
+                    if context.kind == UNKNOWN:
+                        options.append(StrategyOption(tfapi.ANY_STRATEGY))
+                    elif context.kind == IN_STRATEGY and context.strategy is not None:
+                        if _CURRENT in context.strategy.kinds:
+                            waits = True
+                        options.extend(context.strategy.options)
+            if not waits:
+                settled[(path, index)] = Strategy(strategy.text, tuple(dict.fromkeys(
+                    options))) if options else None
+        if not settled:  # (only scopes waiting on each other: what they are is unknown)
+            for key, strategy in pending.items():
+                settled[key] = Strategy(strategy.text, tuple(dict.fromkeys(
+                    StrategyOption(tfapi.ANY_STRATEGY) if o.kind == _CURRENT else o
+                    for o in strategy.options)))
+        self.scope_strategy.update(settled)
+        return True
 
     def scope_context(self, path: str, scopes: Tuple[int, ...]) -> Optional[Context]:
         """The context given by the innermost strategy scope among `scopes`."""
