@@ -1,0 +1,29 @@
+# claim: with `aggregation=SUM` the replicas' contributions add up and both copies stay equal.
+# result-assert: RESULT["copies"] == [[22.0, 22.0], [22.0, 22.0]]
+import functools
+
+import tensorflow as tf
+
+strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+
+with strategy.scope():
+    grad_sum = tf.Variable(tf.zeros(2), aggregation=tf.VariableAggregation.SUM)
+
+# replica 0 gets two rows of 1s, replica 1 two rows of 10s
+dataset = tf.data.Dataset.from_tensor_slices([[1.0, 1.0], [1.0, 1.0], [10.0, 10.0], [10.0, 10.0]]).batch(4)
+
+
+def accumulate(batch, accumulator):
+    accumulator.assign_add(tf.reduce_sum(batch, axis=0))
+
+
+@tf.function
+def train_step(batch):
+    strategy.run(functools.partial(accumulate, accumulator=grad_sum), args=(batch,))
+
+
+for batch in strategy.experimental_distribute_dataset(dataset):
+    train_step(batch)
+
+RESULT = {"copies": [copy.numpy().tolist() for copy in grad_sum.values], "read": grad_sum.numpy().tolist()}
+print(RESULT)
