@@ -27,7 +27,8 @@ from .facts import (
     BOUND_METHOD, BOUND_NAMES, BOUND_PARAM, BOUND_QNAME, BOUND_SELF_ATTR, CALL, ENTRY_CROSS,
     ENTRY_REPLICA, FLOAT, INT, NONE, OTHER, QNAME, READ_CHECKPOINT, READ_SAVE, READ_WRITE, STR,
     Argument, Bound, CallEdge, ClassInfo, Construction, CreationCall, EnumRef, FileModel,
-    FunctionInfo, LayerCall, ObjectUse, Read, ReplicaEntry, ScopeEntry, Span, Update, Value,
+    FunctionInfo, LayerCall, ObjectUse, Read, ReplicaEntry, ScopeEntry, Source, Span, Update,
+    Value,
 )
 from .invariance import Definitions, Invariance
 from .names import CLASS, COMPREHENSION, FUNCTION, MODULE, Binding, NameResolver, PendingRef, Scope
@@ -156,7 +157,7 @@ class ModelBuilder:
         self._definitions: Dict[int, Definitions] = {}  # id(def node) -> its locals
         # Calls whose meaning depends on what their callee resolves to.
         self._pending_updates: List[Tuple[Update, Optional[PendingRef], Optional[Tuple[
-            Bound, Optional[Value], bool, Optional[Tuple[Bound, ...]]]]]] = []
+            Bound, Optional[Value], bool, Optional[Tuple[Bound, ...]], Optional[Source]]]]] = []
         self._pending_checkpoints: List[Tuple[PendingRef, List[Read]]] = []
         self._pending_saves: List[Tuple[PendingRef, Read, Optional[Read]]] = []
         self._pending_layer_calls: List[Tuple[LayerCall, PendingRef]] = []
@@ -938,7 +939,7 @@ class ModelBuilder:
             Bound(BOUND_LOCAL, text=last)
         update = Update(receiver, last, value, self._span(node), fn.id, tuple(fn.scopes))
         if positional:
-            update.depends = self._depends(positional[0])
+            update.depends, update.source = self._depends(positional[0])
         if last == "assign" and positional and attribute is not None:
             update.accumulates = self._running_sum_of(positional[0], attribute[0])
         # `tf.compat.v1.assign(ref, value)`, or a Keras optimizer's `self.assign(var, value)`:
@@ -947,20 +948,22 @@ class ModelBuilder:
         if positional:
             second = self._value(positional[1]) if len(positional) > 1 else None
             sums = len(positional) > 1 and self._running_sum_of(positional[1], positional[0])
-            depends = self._depends(positional[1]) if len(positional) > 1 else None
-            alternative = (self._ref_bound(positional[0]), second, sums, depends)
+            depends, source = self._depends(positional[1]) if len(positional) > 1 \
+                else (None, None)
+            alternative = (self._ref_bound(positional[0]), second, sums, depends, source)
         parts = dotted_parts(func)
         ref = self._ref(parts) if parts is not None else None
         if attribute is not None and self._is_self(attribute[0]) and len(positional) >= 2:
             ref = None  # a Keras optimizer's `self.assign(variable, value)`: a method in effect
-            update.receiver, update.value, update.accumulates, update.depends = \
-                alternative  # type: ignore[misc]
+            update.receiver, update.value, update.accumulates, update.depends, \
+                update.source = alternative  # type: ignore[misc]
             alternative = None
         self._pending_updates.append((update, ref, alternative))
 
-    def _depends(self, value: ast.AST) -> Optional[Tuple[Bound, ...]]:
+    def _depends(self, value: ast.AST) -> Tuple[Optional[Tuple[Bound, ...]], Optional[Source]]:
         """What outside state `value` reads, or None if it can differ between replicas
-        (see invariance.py): the functions around it, innermost first, give its locals."""
+        (see invariance.py), with what makes it differ where that was found: the
+        functions around it, innermost first, give its locals."""
         chain = []
         for fn in reversed(self._functions):
             if fn.node is not None:
@@ -969,8 +972,14 @@ class ModelBuilder:
                     definitions = self._definitions[id(fn.node)] = Definitions(fn.node,
                                                                                fn.walrus)
                 chain.append(definitions)
-        reads = Invariance(chain, self._fn.self_name).reads(value)
-        return None if reads is None else tuple(self._ref_bound(read) for read in reads)
+        invariance = Invariance(chain, self._fn.self_name)
+        reads = invariance.reads(value)
+        if reads is not None:
+            return tuple(self._ref_bound(read) for read in reads), None
+        if invariance.source is None:
+            return None, None
+        kind, name, node = invariance.source
+        return None, Source(kind, name, self._span(node))
 
     def _running_sum_of(self, node: ast.AST, target: ast.AST, depth: int = 0) -> bool:
         """Whether `node` is `target` plus or minus other terms (`total + x`,
@@ -1127,7 +1136,8 @@ class ModelBuilder:
         for update, update_ref, alternative in self._pending_updates:
             if update_ref is not None and alternative is not None and \
                     resolve(update_ref) in tfapi.UPDATE_FUNCTIONS:
-                update.receiver, update.value, update.accumulates, update.depends = alternative
+                update.receiver, update.value, update.accumulates, update.depends, \
+                    update.source = alternative
                 update.function_style = True
             self.model.updates.append(update)
         for ref, reads in self._pending_checkpoints:

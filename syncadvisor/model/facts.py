@@ -162,6 +162,21 @@ class ScopeEntry:
 # Update kinds of `Update.method`
 ASSIGN_METHODS = ("assign", "assign_add", "assign_sub")
 
+# Why a value can differ between replicas (`Source.kind`)
+SOURCE_INPUT = "input"  # a parameter: what each replica is handed (its batch, its gradients)
+SOURCE_RANDOM = "random"  # a random op
+SOURCE_REPLICA_ID = "replica-id"  # the replica's id
+SOURCE_STATE = "state"  # state whose copies can differ between replicas (found by linking)
+
+
+@record(slots=True)
+class Source:
+    """The first thing found that makes a value differ between replicas."""
+
+    kind: str  # one of the SOURCE_* kinds
+    name: str  # the parameter, the random op or the state, as written
+    span: Span  # where the value reads it
+
 
 @record(slots=True)
 class Update:
@@ -181,6 +196,8 @@ class Update:
     # The outside state the value reads (`self.x`, module names), if the value is the same
     # on every replica as long as that state is; None: it can differ (invariance.py).
     depends: Optional[Tuple[Bound, ...]] = None
+    # Where `depends` is None: what makes the value differ, if the walk found it.
+    source: Optional[Source] = None
 
 
 # Read kinds besides the read methods

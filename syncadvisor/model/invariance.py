@@ -20,9 +20,10 @@ a callee reads besides its arguments is not followed into its body.
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterable, List, Optional, Sequence, Set
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from . import tfapi
+from .facts import SOURCE_INPUT, SOURCE_RANDOM, SOURCE_REPLICA_ID
 
 MAX_DEPTH = 24
 # Nodes one value may cost to follow: locals defined from each other over and over would
@@ -106,11 +107,14 @@ class Invariance:
     """`reads(value)`: None if the value can differ between replicas, else the
     expressions of outside state it reads (`self.x` attributes, names from outside the
     functions), for linking to settle. `chain` is the functions around the value, the
-    innermost first; `self_name` the name of `self` in them."""
+    innermost first; `self_name` the name of `self` in them. After None, `source` is the
+    first thing found that makes it differ (a SOURCE_* kind, its name, the node that reads
+    it), or None where the walk gave up (too deep, or a form it does not follow)."""
 
     def __init__(self, chain: Sequence[Definitions], self_name: Optional[str]):
         self.chain = chain
         self.self_name = self_name
+        self.source: Optional[Tuple[str, str, ast.AST]] = None
         self._visiting: Set[str] = set()
         self._steps = MAX_STEPS
 
@@ -129,7 +133,7 @@ class Invariance:
             return self._name(node, found, depth)
         if isinstance(node, ast.Attribute):
             if node.attr in tfapi.PER_REPLICA_ATTRIBUTES:
-                return False
+                return self._differs(SOURCE_REPLICA_ID, node.attr, node)
             if isinstance(node.value, ast.Name) and node.value.id == self.self_name \
                     and self.self_name is not None:
                 found.append(node)  # what other methods store there: linking decides
@@ -154,7 +158,7 @@ class Invariance:
             if name in definitions.outer:
                 break
             if name in definitions.params:
-                return False  # what each replica is handed
+                return self._differs(SOURCE_INPUT, name, node)  # what each replica is handed
             if name in definitions.defs:
                 return self._values_of(name, found, depth, level)
         found.append(node)  # a module's name, or a builtin
@@ -183,11 +187,17 @@ class Invariance:
     def _call(self, node: ast.Call, found: List[ast.AST], depth: int) -> bool:
         parts = _dotted(node.func)
         if parts and any(word in part for part in parts for word in tfapi.PER_REPLICA_CALL_WORDS):
-            return False
+            return self._differs(SOURCE_RANDOM, ".".join(parts), node)
         if parts and parts[-1] in tfapi.REPLICA_INVARIANT_RESULTS:
             return True  # all_reduce, all_gather, merge_call: every replica gets the same
         children: List[ast.AST] = [node.func, *node.args, *(k.value for k in node.keywords)]
         return all(self._collect(child, found, depth + 1) for child in children)
+
+    def _differs(self, kind: str, name: str, node: ast.AST) -> bool:
+        """False, noting the first source of difference found."""
+        if self.source is None:
+            self.source = (kind, name, node)
+        return False
 
 
 def _has_parameters(args: ast.arguments) -> bool:

@@ -13,7 +13,7 @@ from typing import Dict, Iterable, List, Optional, Tuple
 
 from ..records import record
 from .contexts import ContextAnalysis, ProjectIndex
-from .facts import BOUND_QNAME, FileModel
+from .facts import BOUND_QNAME, SOURCE_STATE, Bound, FileModel, Source
 from . import tfapi
 from .usage import PER_REPLICA, REPLICA_INVARIANT, UpdateInfo, UsageAnalysis
 from .variables import VariableSite, keras_class_kind, variable_sites
@@ -75,27 +75,41 @@ def _settle_invariance(usage: UsageAnalysis, by_key: Dict[Tuple[str, int], Varia
     variable that is not in sync: ON_READ (each replica reads its own copy), of unknown
     synchronization, or with aggregation NONE and an update that can differ. The greatest
     fixpoint: updates are assumed the same everywhere until shown otherwise, so that a
-    variable written from itself (`u.assign(f(u, kernel))`) stays in sync."""
-    pending: List[Tuple[UpdateInfo, List[VariableSite]]] = []
+    variable written from itself (`u.assign(f(u, kernel))`) stays in sync. An update that
+    becomes PER_REPLICA names the state that makes it so (`UpdateInfo.source`)."""
+    pending: List[Tuple[UpdateInfo, List[Tuple[Bound, List[VariableSite]]]]] = []
     seen = set()
     for site in by_key.values():
         for update in site.updates:
             if update.value_kind != PER_REPLICA or update.depends is None or id(update) in seen:
                 continue
             seen.add(id(update))
-            keys = {key for bound in update.depends
-                    for key in usage.variables_of(bound, update.path)}
-            if any(key not in by_key for key in keys):
-                continue  # a variable the run does not see
-            update.value_kind = REPLICA_INVARIANT
-            pending.append((update, [by_key[key] for key in keys]))
+            read = []
+            for bound in update.depends:
+                keys = usage.variables_of(bound, update.path)
+                if any(key not in by_key for key in keys):
+                    break  # a variable the run does not see
+                if keys:
+                    read.append((bound, [by_key[key] for key in keys]))
+            else:
+                update.value_kind = REPLICA_INVARIANT
+                pending.append((update, read))
     changed = True
     while changed:
         changed = False
-        for update, read in pending:
-            if update.value_kind == REPLICA_INVARIANT and not all(map(_in_sync, read)):
-                update.value_kind = PER_REPLICA
-                changed = True
+        for update, reads in pending:
+            if update.value_kind != REPLICA_INVARIANT:
+                continue
+            for bound, sites in reads:
+                if not all(map(_in_sync, sites)):
+                    update.value_kind = PER_REPLICA
+                    update.source = _state_source(bound)
+                    changed = True
+                    break
+
+
+def _state_source(bound: Bound) -> Optional[Source]:
+    return Source(SOURCE_STATE, bound.text, bound.span) if bound.span is not None else None
 
 
 def _in_sync(site: VariableSite) -> bool:

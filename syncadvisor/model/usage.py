@@ -22,7 +22,7 @@ from .contexts import Context, ContextAnalysis, ProjectIndex, Strategy
 from .facts import (BOOL, BOUND_ATTR, BOUND_CALL, BOUND_CONTAINER, BOUND_ELEMENT, BOUND_ITEM,
                     BOUND_METHOD, BOUND_NAMES, BOUND_PARAM, BOUND_QNAME, BOUND_SELF_ATTR, CALL,
                     ENTRY_CROSS, FLOAT, INT, QNAME, READ_CHECKPOINT, READ_SAVE, READ_WRITE, Bound,
-                    Construction, CreationCall, FileModel, Read, Span, Value)
+                    Construction, CreationCall, FileModel, Read, Source, Span, Value)
 
 REPLICA = "replica"
 CROSS = "cross-replica"
@@ -68,6 +68,9 @@ class UpdateInfo:
     # The state a PER_REPLICA value reads if it is the same everywhere while that state
     # is (facts.Update.depends); linking settles it to REPLICA_INVARIANT or keeps it.
     depends: Optional[Tuple[Bound, ...]] = None
+    # What makes a PER_REPLICA value differ, where known (facts.Update.source, or the
+    # state that linking found out of sync).
+    source: Optional[Source] = None
 
     @property
     def replica_context(self) -> Optional[bool]:
@@ -415,7 +418,7 @@ class UsageAnalysis:
                 info = UpdateInfo(fm.path, update.method, update.value, value_kind(update.value),
                                   update.span, update.function, self.where_at(update.function),
                                   contexts, update.function_style, update.accumulates,
-                                  update.depends)
+                                  update.depends, update.source)
                 for key in keys:
                     result[key].append(info)
         return result

@@ -18,7 +18,8 @@ from ..findings import ERROR, INFO, SAFE, UNSAFE, WARNING, Edit, Finding, Fix, R
 from ..model import tfapi
 from ..model.contexts import (IN_STRATEGY, NO_STRATEGY, UNKNOWN, Context, Note, Strategy,
                               describe_strategy)
-from ..model.facts import QNAME, Argument, CreationCall, FileModel, Span
+from ..model.facts import (QNAME, SOURCE_INPUT, SOURCE_RANDOM, SOURCE_REPLICA_ID, SOURCE_STATE,
+                           Argument, CreationCall, FileModel, Span)
 from ..model.project import LinkedFile
 from ..model.usage import CONSTANT, PYTHON_NUMBER, REPLICA_INVARIANT
 from ..model.variables import Setting, VariableSite
@@ -338,6 +339,26 @@ def _mention(message: str, phrase: str) -> int:
             return start
         start = message.find(phrase, start + 1)
     return -1
+
+
+# How a message says where a value that can differ between replicas comes from, by
+# `Source.kind`: the phrase, then what is named at the place.
+_SOURCE_WORDS = {
+    SOURCE_INPUT: "the replica's batch",
+    SOURCE_RANDOM: "a random op",
+    SOURCE_REPLICA_ID: "the replica id",
+    SOURCE_STATE: "state each replica keeps its own copy of",
+}
+
+
+def value_source(ctx: "RuleContext", update) -> str:
+    """", computed from the replica's batch (`inputs` at line 121)": why an update's
+    value can differ between replicas, or "" where the model does not know."""
+    source = update.source
+    if source is None or source.kind not in _SOURCE_WORDS:
+        return ""
+    return (f", computed from {_SOURCE_WORDS[source.kind]} "
+            f"({ctx.at(f'`{source.name}`', update.path, source.span)})")
 
 
 def suggest_aggregation(site: VariableSite) -> Tuple[str, str]:

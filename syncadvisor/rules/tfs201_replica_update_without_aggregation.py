@@ -6,7 +6,8 @@ from ..findings import Finding
 from ..model import tfapi
 from ..model.usage import PER_REPLICA
 from .base import (ERROR, UNSAFE, WARNING, Expect, Invalid, Rule, RuleContext, judge, make_fix,
-                   set_setting, site_span, snippet, strategy_contexts, suggest_aggregation)
+                   set_setting, site_span, snippet, strategy_contexts, suggest_aggregation,
+                   value_source)
 
 
 class ReplicaUpdateWithoutAggregation(Rule):
@@ -24,8 +25,11 @@ class ReplicaUpdateWithoutAggregation(Rule):
     and from variables whose own updates are all the same on every replica (a power
     iteration over a layer's kernel, `self.iterations + 1`, a learning-rate schedule of
     the step), and `all_reduce`/`all_gather`/`merge_call` results. Methods and functions
-    called on such values are taken to return such a value: their bodies are not read. `tf.Variable(..., per_worker_variable=True)`,
-    ParameterServerStrategy's deliberate per-worker state, is never flagged.
+    called on such values are taken to return such a value: their bodies are not read.
+    The message names what makes the value differ where the model sees it: the replica's
+    batch, a random op, the replica id, or state each replica keeps its own copy of.
+    `tf.Variable(..., per_worker_variable=True)`, ParameterServerStrategy's deliberate
+    per-worker state, is never flagged.
 
     ## Why is this bad?
     Under CentralStorageStrategy and multi-device ParameterServerStrategy the variable is
@@ -253,7 +257,8 @@ class ReplicaUpdateWithoutAggregation(Rule):
         elif diverges is not None:
             update = per_replica[0]
             severity = WARNING
-            detail = (f"with a value that can differ between replicas: {diverges.where} its "
+            detail = (f"with a value that can differ between replicas"
+                      f"{value_source(ctx, update)}: {diverges.where} its "
                       f"copies silently diverge, and reads and checkpoints see replica 0's copy")
             if raises is not None:
                 detail += f"; under {' or '.join(tfapi.AGGREGATING_STRATEGIES)} it {raise_text}"

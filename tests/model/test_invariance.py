@@ -5,12 +5,11 @@ import textwrap
 
 import pytest
 
+from syncadvisor.model.facts import SOURCE_INPUT, SOURCE_RANDOM, SOURCE_REPLICA_ID
 from syncadvisor.model.invariance import Definitions, Invariance
 
 
-def _reads(source: str):
-    """What the value of the last `...assign(value)` in the innermost function reads:
-    None if it can differ, else the read expressions' text."""
+def _invariance(source: str):
     tree = ast.parse(textwrap.dedent(source))
     functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.Lambda))]
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)
@@ -19,7 +18,14 @@ def _reads(source: str):
     inner = [f for f in functions if any(n is value for n in ast.walk(f))]
     chain = [Definitions(f) for f in reversed(inner)]  # ast.walk is outermost first
     self_name = "self" if "self" in {a.arg for f in inner for a in f.args.args} else None
-    reads = Invariance(chain, self_name).reads(value)
+    return Invariance(chain, self_name), value
+
+
+def _reads(source: str):
+    """What the value of the last `...assign(value)` in the innermost function reads:
+    None if it can differ, else the read expressions' text."""
+    invariance, value = _invariance(source)
+    reads = invariance.reads(value)
     return None if reads is None else sorted({ast.unparse(r) for r in reads})
 
 
@@ -66,3 +72,22 @@ def test_locals_defined_from_each_other_cost_a_bounded_walk():
                    for _ in range(40))
     source = "def f(x):\n    a = b = c = d = 1.0\n" + body + "    v.assign(a)"
     assert _reads(source) is None  # too much to follow: as if it could differ
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("def f(x):\n    y = tf.reduce_mean(x)\n    v.assign(y * 2)", (SOURCE_INPUT, "x", 2)),
+    ("def f(x):\n    v.assign(1. + tf.random.normal([]))", (SOURCE_RANDOM, "tf.random.normal", 2)),
+    ("def f():\n    ctx = tf.distribute.get_replica_context()\n"
+     "    i = ctx.replica_id_in_sync_group\n    v.assign(i)",
+     (SOURCE_REPLICA_ID, "replica_id_in_sync_group", 3)),
+    # the first source in the value's order, through the locals it reads
+    ("def f(x):\n    n = tf.random.normal([])\n    v.assign(n + x)",
+     (SOURCE_RANDOM, "tf.random.normal", 2)),
+    ("def f(x):\n    v.assign([e for e in x])", None),  # not followed: no source to name
+    ("def f(x):\n    v.assign(1.)", None),  # the same everywhere
+])
+def test_what_makes_a_replica_value_differ(source, expected):
+    invariance, value = _invariance(source)
+    invariance.reads(value)
+    found = invariance.source
+    assert (found and (found[0], found[1], found[2].lineno)) == expected
