@@ -158,6 +158,8 @@ class Invariance:
             if name in definitions.outer:
                 break
             if name in definitions.params:
+                if name in tfapi.REPLICA_INVARIANT_PARAMETERS:
+                    return True  # Keras' `training`: one mode for every replica
                 return self._differs(SOURCE_INPUT, name, node)  # what each replica is handed
             if name in definitions.defs:
                 return self._values_of(name, found, depth, level)

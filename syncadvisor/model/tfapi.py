@@ -627,6 +627,9 @@ PER_REPLICA_CALL_WORDS = ("random", "dropout", "truncated_normal", "shuffle")
 PER_REPLICA_ATTRIBUTES = frozenset({"replica_id_in_sync_group"})
 # Replica-context calls whose result is the same on every replica.
 REPLICA_INVARIANT_RESULTS = frozenset({"all_reduce", "all_gather", "merge_call"})
+# Parameters every replica is handed the same value for: Keras' `training` flag (a
+# Python bool, or one tensor for the whole step).
+REPLICA_INVARIANT_PARAMETERS = frozenset({"training"})
 
 # Reads that reduce an ON_READ variable in cross-replica context.
 READ_METHODS = frozenset({"numpy", "read_value", "value"})

@@ -24,8 +24,9 @@ class ReplicaUpdateWithoutAggregation(Rule):
     ParameterServer strategy is visible: a literal, a constant, what is computed from them
     and from variables whose own updates are all the same on every replica (a power
     iteration over a layer's kernel, `self.iterations + 1`, a learning-rate schedule of
-    the step), and `all_reduce`/`all_gather`/`merge_call` results. Methods and functions
-    called on such values are taken to return such a value: their bodies are not read.
+    the step), a number chosen by Keras' `training` flag, and `all_reduce`/`all_gather`/
+    `merge_call` results. Methods and functions called on such values are taken to return
+    such a value: their bodies are not read.
     The message names what makes the value differ where the model sees it: the replica's
     batch, a random op, the replica id, or state each replica keeps its own copy of.
     `tf.Variable(..., per_worker_variable=True)`, ParameterServerStrategy's deliberate

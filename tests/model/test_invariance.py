@@ -62,6 +62,11 @@ def _reads(source: str):
     ("def f(x):\n    try:\n        pass\n    except E as e:\n        v.assign(e)", None),
     ("def f(x):\n    a, b = x\n    v.assign(a)", None),
     ("def f(x):\n    import numpy as np\n    v.assign(np.pi)", []),
+    # Keras' `training` flag: the same mode on every replica
+    ("def call(self, x, training=None):\n    m = 1. if training else 0.\n    self.f.assign(m)",
+     []),
+    ("def call(self, x, training=None):\n    m = 1. if sum(x) > 0 else 0.\n    self.f.assign(m)",
+     None),
 ])
 def test_what_a_replica_value_reads(source, expected):
     assert _reads(source) == expected
