@@ -16,7 +16,7 @@ from .contexts import ContextAnalysis, ProjectIndex
 from .facts import BOUND_QNAME, SOURCE_STATE, Bound, FileModel, Source
 from . import tfapi
 from .usage import PER_REPLICA, REPLICA_INVARIANT, UpdateInfo, UsageAnalysis
-from .variables import VariableSite, keras_class_kind, variable_sites
+from .variables import VariableSite, instance_kind, keras_class_kind, variable_sites
 
 
 @record
@@ -73,10 +73,11 @@ def _settle_invariance(usage: UsageAnalysis, by_key: Dict[Tuple[str, int], Varia
     """Each update whose value is the same on every replica as long as the state it
     reads is (`UpdateInfo.depends`) becomes REPLICA_INVARIANT unless that state denotes a
     variable that is not in sync: ON_READ (each replica reads its own copy), of unknown
-    synchronization, or with aggregation NONE and an update that can differ. The greatest
-    fixpoint: updates are assumed the same everywhere until shown otherwise, so that a
-    variable written from itself (`u.assign(f(u, kernel))`) stays in sync. An update that
-    becomes PER_REPLICA names the state that makes it so (`UpdateInfo.source`)."""
+    synchronization, or with aggregation NONE and an update that can differ; or an object
+    each replica keeps its own state in (a Keras 3 metric). The greatest fixpoint: updates
+    are assumed the same everywhere until shown otherwise, so that a variable written from
+    itself (`u.assign(f(u, kernel))`) stays in sync. An update that stays PER_REPLICA
+    names the state that makes it so (`UpdateInfo.source`)."""
     pending: List[Tuple[UpdateInfo, List[Tuple[Bound, List[VariableSite]]]]] = []
     seen = set()
     for site in by_key.values():
@@ -86,6 +87,9 @@ def _settle_invariance(usage: UsageAnalysis, by_key: Dict[Tuple[str, int], Varia
             seen.add(id(update))
             read = []
             for bound in update.depends:
+                if _replica_local(usage, bound, update.path):
+                    update.source = _state_source(bound)
+                    break
                 keys = usage.variables_of(bound, update.path)
                 if any(key not in by_key for key in keys):
                     break  # a variable the run does not see
@@ -106,6 +110,13 @@ def _settle_invariance(usage: UsageAnalysis, by_key: Dict[Tuple[str, int], Varia
                     update.source = _state_source(bound)
                     changed = True
                     break
+
+
+def _replica_local(usage: UsageAnalysis, bound: Bound, path: str) -> bool:
+    """Whether `bound` may denote an object whose state each replica keeps its own copy
+    of and reads back as its own (`tfapi.REPLICA_LOCAL_OBJECTS`)."""
+    return any(instance_kind(class_id, usage.index) in tfapi.REPLICA_LOCAL_OBJECTS
+               for class_id in usage.instances_of(bound, path))
 
 
 def _state_source(bound: Bound) -> Optional[Source]:

@@ -625,8 +625,14 @@ UPDATE_CALLEE_NAMES = frozenset(UPDATE_METHODS)
 # `Dataset.shuffle`), and the replica's id.
 PER_REPLICA_CALL_WORDS = ("random", "dropout", "truncated_normal", "shuffle")
 PER_REPLICA_ATTRIBUTES = frozenset({"replica_id_in_sync_group"})
-# Replica-context calls whose result is the same on every replica.
+# Replica-context calls whose result is the same on every replica. (`Strategy.reduce`,
+# `StrategyExtended.reduce_to`/`batch_reduce_to` raise RuntimeError in replica context:
+# their results reach it only through `merge_call` or outside state.)
 REPLICA_INVARIANT_RESULTS = frozenset({"all_reduce", "all_gather", "merge_call"})
+# Objects each replica keeps its own state in, by (family, kind): a Keras 3 metric's
+# variables are ON_READ, and its `result()` in replica context reads the replica's own
+# (tf_keras wraps `result()` in `merge_call`: every replica gets the whole's).
+REPLICA_LOCAL_OBJECTS = frozenset({(KERAS3, METRIC)})
 # Parameters every replica is handed the same value for: Keras' `training` flag (a
 # Python bool, or one tensor for the whole step).
 REPLICA_INVARIANT_PARAMETERS = frozenset({"training"})

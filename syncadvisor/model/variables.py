@@ -122,6 +122,15 @@ def receiver_kind(classes: Sequence[str], method: str,
     return kinds.pop()
 
 
+def instance_kind(class_id: str, index: ProjectIndex) -> Tuple[Optional[str], Optional[str]]:
+    """(family, kind) of an instance of a class: a project class by its Keras bases, a
+    library class by its module."""
+    fm = index.class_files.get(class_id)
+    if fm is not None:
+        return keras_class_kind(class_id, fm, index)
+    return _library_class_kind(index.external_name(class_id))
+
+
 def _library_class_kind(qname: str) -> Tuple[Optional[str], Optional[str]]:
     for prefix, family in tfapi.KERAS_FAMILY_PREFIXES:
         if qname.startswith(prefix):

@@ -24,9 +24,10 @@ class ReplicaUpdateWithoutAggregation(Rule):
     ParameterServer strategy is visible: a literal, a constant, what is computed from them
     and from variables whose own updates are all the same on every replica (a power
     iteration over a layer's kernel, `self.iterations + 1`, a learning-rate schedule of
-    the step), a number chosen by Keras' `training` flag, and `all_reduce`/`all_gather`/
-    `merge_call` results. Methods and functions called on such values are taken to return
-    such a value: their bodies are not read.
+    the step), a number chosen by Keras' `training` flag, `all_reduce`/`all_gather`/
+    `merge_call` results and a tf_keras metric's `result()` (which goes through
+    `merge_call`; a Keras 3 metric's reads the replica's own state). Methods and functions
+    called on such values are taken to return such a value: their bodies are not read.
     The message names what makes the value differ where the model sees it: the replica's
     batch, a random op, the replica id, or state each replica keeps its own copy of.
     `tf.Variable(..., per_worker_variable=True)`, ParameterServerStrategy's deliberate
@@ -138,6 +139,19 @@ class ReplicaUpdateWithoutAggregation(Rule):
                 ctx = tf.distribute.get_replica_context()
                 return ctx.all_reduce(tf.distribute.ReduceOp.SUM, x)
             strategy.run(step, args=(1.,))
+        """),
+        snippet("""
+            import tf_keras
+            class Tracker(tf_keras.layers.Layer):
+                def build(self, shape):
+                    self.mode = self.add_weight('mode', (), trainable=False)
+                    self.last = self.add_weight('last', (), trainable=False)
+                    self.total = tf_keras.metrics.Sum()
+                def call(self, inputs, training=None):
+                    self.mode.assign(1. if training else 0.)
+                    self.total.update_state(inputs)
+                    self.last.assign(self.total.result())
+                    return inputs
         """),
     ]
     INVALID = [
