@@ -360,9 +360,12 @@ class UsageAnalysis:
     def _targets_of_calls(self, fm: FileModel) -> Dict[int, List[str]]:
         table: Dict[int, List[str]] = {}
         callees, method_names = dict(self.contexts.callee_table[fm.path]), self._method_names
+        dropped = self.contexts.dropped_calls.get(fm.path, ())
         for i, edge in enumerate(fm.calls):
             targets = callees.get(i)
             if targets is None:
+                if i in dropped:
+                    continue
                 callee = edge.callee  # `obj.method()`, obj maybe a project class's instance
                 if callee.attr not in method_names or callee.kind != BOUND_CALL:
                     continue
