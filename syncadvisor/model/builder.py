@@ -154,6 +154,12 @@ class ModelBuilder:
         self._creation_aliases: set = set()
         self._creation_of_node: Dict[int, int] = {}  # id(call node) -> creation index
         self._entry_lambdas: set = set()  # lambdas passed to strategy.run & co
+        # Calls that may be higher-order (tfapi.HIGHER_ORDER_SLOTS_BY_NAME), kept until their
+        # callee is resolved: [callee ref, callee text, method-style, edges to the callables
+        # given by name, indices of the edges of the lambdas given, the function if it
+        # forwards a parameter of its own]; and id(lambda) -> the record of its call.
+        self._pending_higher_order: List[list] = []
+        self._higher_order_lambdas: Dict[int, list] = {}
         self._definitions: Dict[int, Definitions] = {}  # id(def node) -> its locals
         # Calls whose meaning depends on what their callee resolves to.
         self._pending_updates: List[Tuple[Update, Optional[PendingRef], Optional[Tuple[
@@ -452,6 +458,10 @@ class ModelBuilder:
         self.model.functions[lambda_id] = info
         if id(node) not in self._entry_lambdas:
             # Runs where it is written (tf.cond, map_fn, sorted...): the context it sits in.
+            if self._higher_order_lambdas:
+                pending = self._higher_order_lambdas.pop(id(node), None)
+                if pending is not None:
+                    pending[4].append(len(self.model.calls))
             self.model.calls.append(CallEdge(outer.id, Bound(BOUND_CALL, qname=lambda_id),
                                              tuple(outer.scopes), info.span))
         self._scope = Scope(FUNCTION, self._scope)
@@ -864,6 +874,8 @@ class ModelBuilder:
                 self._pending_bounds.append((callee, self._ref(parts)))
                 self.model.calls.append(
                     CallEdge(fn.id, callee, tuple(fn.scopes), self._span(node)))
+        if last in tfapi.HIGHER_ORDER_SLOTS_BY_NAME:
+            self._record_higher_order(node, func, attribute, last, fn)
         if last in tfapi.CREATION_CALLEE_NAMES or last in self._creation_aliases:
             self._record_creation(node, func, attribute, last, fn)
         if last in tfapi.UPDATE_CALLEE_NAMES and not fn.stateless:
@@ -894,6 +906,83 @@ class ModelBuilder:
                 layer = LayerCall(None, self._arguments(node), self._span(node), fn.id,
                                   tuple(fn.scopes))
                 self._pending_layer_calls.append((layer, self._ref(parts)))
+
+    def _record_higher_order(self, node: ast.Call, func: ast.AST, attribute, last: str,
+                             fn: Function) -> None:
+        """`tf.cond(p, self._update, f)`, `tf.while_loop(cond, body, ...)`, `ds.map(parse)`:
+        an edge from the caller to each callable handed over, shaped as the edge of a call
+        of it (`f()`, `self.m()`, `obj.m()`), kept in `finish` if the callee is one that
+        runs it (the lambdas among them have their edge already; `finish` names it)."""
+        keywords = {k.arg: k.value for k in node.keywords if k.arg is not None}
+        positional = node.args
+        starred = next((i for i, a in enumerate(positional) if isinstance(a, ast.Starred)),
+                       len(positional))
+        found: List[ast.AST] = []
+        for at, keyword in tfapi.HIGHER_ORDER_SLOTS_BY_NAME[last]:
+            value = keywords.get(keyword)
+            if value is None and at is not None and at < starred:
+                value = positional[at]
+            if value is not None:
+                self._callables_in(value, found, 0)
+        if not found:
+            return
+        parts = dotted_parts(func)
+        span, scopes = self._span(node), tuple(fn.scopes)
+        params = fn.info.params if fn.info is not None else ()
+        pending: list = [self._ref(parts) if parts is not None else None,
+                         intern(".".join(parts)) if parts is not None else "." + last,
+                         attribute is not None and last in tfapi.HIGHER_ORDER_METHODS, [], [],
+                         None]
+        for element in found:
+            if element.__class__ is ast.Lambda:
+                self._higher_order_lambdas[id(element)] = pending
+                continue
+            callee = self._callable_bound(element)
+            if callee is not None:
+                pending[3].append(CallEdge(fn.id, callee, scopes, span))
+            if element.__class__ is _NAME and element.id in params:
+                pending[5] = fn.id
+        self._pending_higher_order.append(pending)
+
+    def _callables_in(self, value: ast.AST, found: List[ast.AST], depth: int) -> None:
+        """The callables an argument hands over: itself, the elements of a list, tuple or
+        dict of them (`switch_case`), the second of each `(predicate, fn)` pair
+        (`tf.case`), the function of a `functools.partial(f, ...)`."""
+        kind = value.__class__
+        if kind is _NAME or kind is _ATTRIBUTE or kind is ast.Lambda:
+            found.append(value)
+        elif depth > 1:
+            return
+        elif kind is ast.Tuple and depth and len(value.elts) == 2:  # type: ignore[attr-defined]
+            self._callables_in(value.elts[1], found, depth + 1)  # type: ignore[attr-defined]
+        elif kind is ast.List or kind is ast.Tuple:
+            for element in value.elts:  # type: ignore[attr-defined]
+                self._callables_in(_unstarred(element), found, depth + 1)
+        elif kind is ast.Dict:
+            for element in value.values:  # type: ignore[attr-defined]
+                self._callables_in(element, found, depth + 1)
+        elif kind is ast.Call and value.args:  # type: ignore[attr-defined]
+            callee = _attribute_of(value.func)  # type: ignore[attr-defined]
+            name = callee[1] if callee is not None else _name_of(value.func)  # type: ignore[attr-defined]
+            if name == tfapi.PARTIAL_NAME:
+                self._callables_in(value.args[0], found, depth + 1)  # type: ignore[attr-defined]
+
+    def _callable_bound(self, element: ast.AST) -> Optional[Bound]:
+        """The callee of an edge to `element` (a name or attribute), as `_record_call`
+        makes it for a call of it."""
+        attribute = _attribute_of(element)
+        if attribute is not None and self._is_self(attribute[0]):
+            return Bound(BOUND_METHOD, self._fn.klass, "", None, attribute[1])
+        parts = dotted_parts(element)
+        if parts is None:
+            return None
+        if attribute is not None:
+            options, method = (self._ref_bound(attribute[0]),), attribute[1]
+        else:
+            options, method = (self._ref_bound(element),), "__call__"
+        callee = Bound(BOUND_CALL, None, intern(".".join(parts)), None, method, options)
+        self._pending_bounds.append((callee, self._ref(parts)))
+        return callee
 
     def _record_construction(self, node: ast.Call, func: ast.AST, last: str,
                              fn: Function) -> None:
@@ -1115,6 +1204,30 @@ class ModelBuilder:
                 Bound(BOUND_LOCAL, text=bound.text, span=bound.span)
         return bound
 
+    def _link_higher_order(self) -> None:
+        """Keep the edges of the calls whose callee runs the callables it is given: one of
+        tfapi.HIGHER_ORDER_CALLS, a `Dataset`-style method on any object, or -- on the
+        condition that it forwards them (`FileModel.forwarders`) -- a function of that
+        name elsewhere (a project's own `smart_cond`)."""
+        calls, higher_order = self.model.calls, self.model.higher_order
+        forwarders = []
+        for ref, text, method_style, edges, lambdas, forwarder in self._pending_higher_order:
+            qname = self._resolver.resolve(ref) if ref is not None else None
+            if qname in tfapi.HIGHER_ORDER_CALLS or method_style:
+                wrapper = None
+                if forwarder is not None:
+                    forwarders.append(forwarder)
+                for i in lambdas:
+                    higher_order[i] = (text, None)
+            elif qname:
+                wrapper = qname
+            else:
+                continue
+            for edge in edges:
+                higher_order[len(calls)] = (text, wrapper)
+                calls.append(edge)
+        self.model.forwarders = tuple(dict.fromkeys(forwarders))
+
     def finish(self) -> FileModel:
         if self._import_before is not None:
             self.model.import_line = self._import_before.line
@@ -1148,6 +1261,7 @@ class ModelBuilder:
                 self.model.reads.append(function_style)
             elif method_style is not None:
                 self.model.reads.append(method_style)
+        self._link_higher_order()
         for layer, ref in self._pending_layer_calls:
             layer.callee = resolve(ref)
             self.model.layer_calls.append(layer)

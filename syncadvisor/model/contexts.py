@@ -75,6 +75,8 @@ class ProjectIndex:
         self.functions: Dict[str, FileModel] = {}
         self.classes: Dict[str, ClassInfo] = {}
         self.class_files: Dict[str, FileModel] = {}
+        # Functions that hand a parameter to a higher-order call (FileModel.forwarders).
+        self.forwarders: Set[str] = set()
         # Memos: linking asks the same few classes about the same methods again and
         # again (every call `obj.m()` of the run).
         self._mro: Dict[str, List[str]] = {}
@@ -84,6 +86,8 @@ class ProjectIndex:
                                             Dict[Tuple[str, Span], Construction]]] = None
         for fm in self.files:
             self.modules.setdefault(fm.module, fm)
+            if fm.forwarders:
+                self.forwarders.update(fm.forwarders)
             for fid in fm.functions:
                 self.functions[fid] = fm
             for cid, info in fm.classes.items():
@@ -397,6 +401,9 @@ class ContextAnalysis:
         self.function_contexts: Dict[str, Set[Context]] = defaultdict(set)
         # path -> [(index of a call in the file's `calls`, its callees)], calls with any
         self.callee_table: CalleeTable = {}
+        # path -> the indices of its higher-order edges that do not hold: their callee is
+        # a function that does not forward its callables (FileModel.higher_order).
+        self.dropped_calls: Dict[str, Set[int]] = {}
         for fm in index.files:
             for i, entry in enumerate(fm.scopes):
                 self.scope_strategy[(fm.path, i)] = self.resolver.strategy_of(
@@ -445,6 +452,13 @@ class ContextAnalysis:
                 fid = method(qname, callee.attr)
                 if fid:
                     table.append((i, [fid]))
+        if fm.higher_order:
+            forwarders = index.forwarders
+            dropped = {i for i, (_, wrapper) in fm.higher_order.items()
+                       if wrapper is not None and wrapper not in forwarders}
+            if dropped:
+                self.dropped_calls[fm.path] = dropped
+                table = [entry for entry in table if entry[0] not in dropped]
         return table
 
     def _propagate(self) -> None:

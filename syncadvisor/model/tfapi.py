@@ -671,6 +671,80 @@ CROSS_REPLICA_FN_METHODS = {"merge_call": 0, "update": 1}
 FUNCTION_WRAPPERS = frozenset({"tensorflow.function", "tensorflow.compat.v1.function",
                                "functools.partial",
                                "tensorflow.autograph.experimental.do_not_convert"})
+# `functools.partial(f, ...)` handed to a higher-order call: `f` is what runs.
+PARTIAL_NAME = "partial"
+
+# Higher-order calls: the callables they are given run where they are called, in the
+# caller's strategy and replica context (TensorFlow traces a `tf.cond` branch, a
+# `while_loop` body, a `map_fn`/`vectorized_map` fn and a `Dataset.map` fn on the
+# caller's thread, inheriting its distribution strategy stack: inside `strategy.run` they
+# see the run's replica context). Qualified name -> the arguments that hold callables, as
+# (position, keyword); an argument may also be a list, tuple or dict of them, or of
+# `(predicate, fn)` pairs (`tf.case`). Not here: `tf.py_function`/`numpy_function`/
+# `py_func` (the Python function runs later, eagerly, under the default strategy:
+# observed on TF 2.21), and `tf.function` (wrapping runs nothing; FUNCTION_WRAPPERS).
+CallableSlots = Tuple[Tuple[Optional[int], str], ...]
+_COND: CallableSlots = ((1, "true_fn"), (2, "false_fn"))
+_LOOP: CallableSlots = ((0, "cond"), (1, "body"))
+_FN_FIRST: CallableSlots = ((0, "fn"),)
+HIGHER_ORDER_CALLS: Dict[str, CallableSlots] = {
+    "tensorflow.cond": _COND,
+    "tensorflow.compat.v1.cond": _COND + ((None, "fn1"), (None, "fn2")),
+    "tensorflow.case": ((0, "pred_fn_pairs"), (1, "default")),
+    "tensorflow.compat.v1.case": ((0, "pred_fn_pairs"), (1, "default")),
+    "tensorflow.switch_case": ((1, "branch_fns"), (2, "default")),
+    "tensorflow.compat.v1.switch_case": ((1, "branch_fns"), (2, "default")),
+    "tensorflow.python.framework.smart_cond.smart_cond": _COND,
+    "tensorflow.__internal__.smart_cond.smart_cond": _COND,
+    "tf_keras.utils.control_flow_util.smart_cond": _COND,
+    "tf_keras.backend.switch": ((1, "then_expression"), (2, "else_expression")),
+    "tensorflow.while_loop": _LOOP,
+    "tensorflow.compat.v1.while_loop": _LOOP,
+    "tensorflow.map_fn": _FN_FIRST,
+    "tensorflow.compat.v1.map_fn": _FN_FIRST,
+    "tensorflow.scan": _FN_FIRST,
+    "tensorflow.compat.v1.scan": _FN_FIRST,
+    "tensorflow.foldl": _FN_FIRST,
+    "tensorflow.compat.v1.foldl": _FN_FIRST,
+    "tensorflow.foldr": _FN_FIRST,
+    "tensorflow.compat.v1.foldr": _FN_FIRST,
+    "tensorflow.vectorized_map": _FN_FIRST,
+    "tensorflow.compat.v1.vectorized_map": _FN_FIRST,
+    # Keras 3's ops run their callables in place on the TensorFlow backend too.
+    "keras.ops.cond": _COND,
+    "keras.ops.while_loop": _LOOP,
+    "keras.ops.fori_loop": ((2, "body_fun"),),
+    "keras.ops.switch": ((1, "branches"),),
+    "keras.ops.map": ((0, "f"),),
+    "keras.ops.scan": ((0, "f"),),
+    "keras.ops.associative_scan": ((0, "f"),),
+    "keras.ops.vectorized_map": ((0, "function"),),
+}
+# `Dataset` methods, matched by name on any receiver (what a dataset is, is not tracked).
+HIGHER_ORDER_METHODS: Dict[str, CallableSlots] = {
+    "map": ((0, "map_func"),),
+    "flat_map": ((0, "map_func"),),
+    "interleave": ((0, "map_func"),),
+    "filter": ((0, "predicate"),),
+    "reduce": ((1, "reduce_func"),),
+    "scan": ((1, "scan_func"),),
+    "apply": ((0, "transformation_func"),),
+}
+
+
+def _slots_by_name() -> Dict[str, CallableSlots]:
+    """Last name -> the slots of every higher-order callee of that name: what a call
+    must pass before its callee is resolved."""
+    table: Dict[str, CallableSlots] = {}
+    for qname, slots in HIGHER_ORDER_CALLS.items():
+        last = qname.rpartition(".")[2]
+        table[last] = tuple(dict.fromkeys(table.get(last, ()) + slots))
+    for last, slots in HIGHER_ORDER_METHODS.items():
+        table[last] = tuple(dict.fromkeys(table.get(last, ()) + slots))
+    return table
+
+
+HIGHER_ORDER_SLOTS_BY_NAME: Dict[str, CallableSlots] = _slots_by_name()
 
 # Modules whose classes are plain Python objects, not TensorFlow trackables: what an instance of
 # a class derived only from these (and `object`) holds on `self` is out of a checkpoint's reach

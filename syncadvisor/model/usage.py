@@ -50,6 +50,17 @@ class Where:
     at: Optional[Tuple[str, Span]] = None  # the call that entered this context
 
 
+@record(frozen=True)
+class Hop:
+    """One call on the way from where a context was entered to an update (messages)."""
+
+    caller: str  # the calling function's name
+    path: str
+    span: Span  # the call
+    callee: str  # the called function's name ("<lambda>" for a lambda)
+    through: Optional[str] = None  # the higher-order callee that runs it (`tf.cond`)
+
+
 @record
 class UpdateInfo:
     """An update of a variable, classified."""
@@ -163,6 +174,14 @@ class UsageAnalysis:
         self._method_names = frozenset(
             name for owner, _, name in (fid.rpartition(".") for fid in index.functions)
             if owner in index.classes)
+        # Where -> the functions it enters (seeds of the propagation); path -> {index of a
+        # call in the file's `calls`: the project functions it runs}; what `call_path`
+        # searches, with its forward edges and searches, made when first asked for.
+        self._entered: Dict[Where, List[str]] = defaultdict(list)
+        self._call_targets: Dict[str, Dict[int, List[str]]] = {}
+        self._forward: Optional[Dict[str, List[Tuple[str, str, int]]]] = None
+        self._parents: Dict[Where, Dict[str, Tuple[str, str, int]]] = {}
+        self._files_by_path: Optional[Dict[str, FileModel]] = None
         # path -> {span: (caller, scopes)} of the file's calls, made when first asked for
         self._edges_by_span: Dict[str, Dict[Span, Tuple[Optional[str], Tuple[int, ...]]]] = {}
         self._propagate()
@@ -334,7 +353,8 @@ class UsageAnalysis:
         outgoing: Dict[Optional[str], List[str]] = defaultdict(list)
         has_caller: Set[str] = set()
         for fm in index.files:
-            for i, targets in self._targets_of_calls(fm).items():
+            table = self._call_targets[fm.path] = self._targets_of_calls(fm)
+            for i, targets in table.items():
                 edge = fm.calls[i]
                 for target in targets:
                     outgoing[edge.caller].append(target)
@@ -348,6 +368,7 @@ class UsageAnalysis:
                 seeds.append((fid, Where(UNKNOWN)))
         queue: deque = deque()
         for fid, where in seeds:
+            self._entered[where].append(fid)
             if where not in self.where[fid]:
                 self.where[fid].add(where)
                 queue.append(fid)
@@ -360,12 +381,75 @@ class UsageAnalysis:
                 if len(self.where[target]) != before:
                     queue.append(target)
 
+    def call_path(self, where: Where, function: Optional[str]) -> List[Hop]:
+        """The calls by which code entered as `where` says reaches `function`: a shortest
+        chain from a function `where` enters. [] where it enters `function` itself or no
+        chain is known. Searched only for what a message names, once per `where`."""
+        entered = self._entered.get(where)
+        if function is None or not entered or function in entered:
+            return []
+        parents = self._parents.get(where)
+        if parents is None:
+            parents = self._parents[where] = self._search(entered)
+        chain: List[Tuple[str, str, int]] = []
+        node = function
+        while node in parents:
+            chain.append(parents[node])
+            node = parents[node][0]
+        if node not in entered:
+            return []
+        by_path = self._files_by_path
+        if by_path is None:
+            by_path = self._files_by_path = {fm.path: fm for fm in self.index.files}
+        hops: List[Hop] = []
+        target = function
+        for caller, path, i in chain:
+            fm = by_path[path]
+            higher_order = fm.higher_order.get(i)
+            hops.append(Hop(self._name(caller), path, fm.calls[i].span, self._name(target),
+                            higher_order[0] if higher_order else None))
+            target = caller
+        hops.reverse()
+        return hops
+
+    def _name(self, fid: str) -> str:
+        fm = self.index.functions.get(fid)
+        return fm.functions[fid].name if fm is not None else fid.rpartition(".")[2]
+
+    def _search(self, entered: List[str]) -> Dict[str, Tuple[str, str, int]]:
+        """Breadth first from `entered` over the call edges: function -> (its caller, the
+        call's path and index) on a shortest chain."""
+        forward = self._forward
+        if forward is None:
+            forward = self._forward = defaultdict(list)
+            for fm in self.index.files:
+                calls = fm.calls
+                for i, targets in self._call_targets.get(fm.path, {}).items():
+                    caller = calls[i].caller
+                    if caller is not None:
+                        for target in targets:
+                            forward[caller].append((target, fm.path, i))
+        parents: Dict[str, Tuple[str, str, int]] = {}
+        seen = set(entered)
+        queue = deque(entered)
+        while queue:
+            caller = queue.popleft()
+            for target, path, i in forward.get(caller, ()):
+                if target not in seen:
+                    seen.add(target)
+                    parents[target] = (caller, path, i)
+                    queue.append(target)
+        return parents
+
     def _targets_of_calls(self, fm: FileModel) -> Dict[int, List[str]]:
         table: Dict[int, List[str]] = {}
         callees, method_names = dict(self.contexts.callee_table[fm.path]), self._method_names
+        dropped = self.contexts.dropped_calls.get(fm.path, ())
         for i, edge in enumerate(fm.calls):
             targets = callees.get(i)
             if targets is None:
+                if i in dropped:
+                    continue
                 callee = edge.callee  # `obj.method()`, obj maybe a project class's instance
                 if callee.attr not in method_names or callee.kind != BOUND_CALL:
                     continue

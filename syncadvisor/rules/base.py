@@ -218,9 +218,32 @@ class RuleContext:
         self.note(text, self._place(path, span, what if label is None else label))
         return text
 
-    def via(self, where) -> str:
-        """How code got into a replica/cross-replica context: "`strategy.run` at line 25"."""
-        return self.at(where.via, *where.at) if where.at else where.via
+    def via(self, where, function: Optional[str] = None) -> str:
+        """How code got into a replica/cross-replica context: "`strategy.run` at line 25";
+        with `function` (where the code is), how it reached that (`reached`)."""
+        text = self.at(where.via, *where.at) if where.at else where.via
+        return text + self.reached(where, function)
+
+    def reached(self, where, function: Optional[str]) -> str:
+        """", reached from `call` through `tf.cond` at line 137 and `_init()` at line 140":
+        the calls from where `where` entered to `function`, each naming its place; the
+        first and the last two of a longer chain. "" where it entered `function` itself."""
+        hops = self.usage.call_path(where, function)
+        if not hops:
+            return ""
+        shown = hops if len(hops) <= 3 else [hops[0], None, hops[-2], hops[-1]]
+        parts = []
+        for hop in shown:
+            if hop is None:
+                parts.append("...")
+            elif hop.through is not None:
+                parts.append(self.at(f"`{hop.through}`", hop.path, hop.span))
+            elif hop.callee == "<lambda>":
+                parts.append(self.at("a lambda", hop.path, hop.span))
+            else:
+                parts.append(self.at(f"`{hop.callee}()`", hop.path, hop.span))
+        listed = ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
+        return f", reached from `{hops[0].caller}` through {listed}"
 
     def describe(self, strategy: Strategy) -> str:
         """`describe_strategy`, naming where the strategy was created for the next finding."""

@@ -15,7 +15,10 @@ class ReplicaUpdateWithoutAggregation(Rule):
     ## What it does
     Flags an AUTO/ON_WRITE variable with aggregation NONE (the default) that is updated in
     replica context -- inside a function given to `strategy.run`, a Keras `train_step`,
-    `Layer.call` or `Metric.update_state`, a custom optimizer's `apply_gradients`.
+    `Layer.call` or `Metric.update_state`, a custom optimizer's `apply_gradients`, or
+    whatever they call, directly or through a call that runs the function it is handed
+    (`tf.cond`, `smart_cond`, `tf.while_loop`, `tf.map_fn`, `tf.case`, `Dataset.map`, a
+    `functools.partial` of it). The message names the calls that lead to the update.
     Under CentralStorageStrategy and ParameterServerStrategy any such update is flagged,
     whatever the value; under MirroredStrategy, MultiWorkerMirroredStrategy and
     TPUStrategy only one whose value can differ between replicas (a loss, a gradient,
@@ -291,7 +294,7 @@ class ReplicaUpdateWithoutAggregation(Rule):
         return ctx.finding(
             site_span(site, site.agg),
             f"`{site.name}` has aggregation NONE and is updated in replica context ({at}, "
-            f"{ctx.via(replica)}): {detail}",
+            f"{ctx.via(replica, update.function)}): {detail}",
             severity, fix)
 
 
