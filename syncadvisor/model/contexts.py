@@ -463,9 +463,12 @@ class ContextAnalysis:
         self.resolver = StrategyResolver(index)
         # (path, scope index) -> the strategy of that `with X.scope()`, None if not one.
         self.scope_strategy: Dict[Tuple[str, int], Optional[Strategy]] = {}
-        self.function_contexts: Dict[str, Set[Context]] = defaultdict(set)
+        self._function_contexts: Optional[Dict[str, Set[Context]]] = None
         # path -> [(index of a call in the file's `calls`, its callees)], calls with any
         self.callee_table: CalleeTable = {}
+        # ... and the calls `obj.method()` of a project class's instance, which only the
+        # usage analysis resolves (`add_instance_calls`, before any context is asked for)
+        self._instance_calls: CalleeTable = {}
         # (path, scope index) -> the creator of a `with tf.variable_creator_scope(...)`
         self.scope_creator: Dict[Tuple[str, int], Creator] = {}
         for fm in index.files:
@@ -477,7 +480,19 @@ class ContextAnalysis:
                     continue
                 self.scope_strategy[(fm.path, i)] = self.resolver.strategy_of(
                     entry.receivers, entry.text, fm.path)
-        self._propagate()
+            self.callee_table[fm.path] = self._callees_of_calls(fm)
+
+    def add_instance_calls(self, table: CalleeTable) -> None:
+        """`model.compile()` runs `Model.compile` of the project in the caller's context."""
+        assert self._function_contexts is None, "contexts already propagated"
+        self._instance_calls = table
+
+    @property
+    def function_contexts(self) -> Dict[str, Set[Context]]:
+        if self._function_contexts is None:
+            self._function_contexts = defaultdict(set)
+            self._propagate(self._function_contexts)
+        return self._function_contexts
 
     def _lexical(self, path: str, scopes: Tuple[int, ...]
                  ) -> Tuple[Optional[Context], Tuple[Creator, ...]]:
@@ -537,16 +552,15 @@ class ContextAnalysis:
                     table.append((i, [fid]))
         return table
 
-    def _propagate(self) -> None:
+    def _propagate(self, contexts: Dict[str, Set[Context]]) -> None:
         incoming: Dict[str, List[Tuple[Optional[str], Optional[Context]]]] = defaultdict(list)
         # (callee, the context the call gives it, else the creators entered around the
         # call: the callee runs in its caller's contexts, with those in effect too)
         outgoing: Dict[Optional[str], List[Tuple[str, Optional[Context], Tuple[Creator, ...]]]
                        ] = defaultdict(list)
         for fm in self.index.files:
-            table = self.callee_table[fm.path] = self._callees_of_calls(fm)
             calls = fm.calls
-            for i, targets in table:
+            for i, targets in self.callee_table[fm.path] + self._instance_calls.get(fm.path, []):
                 edge = calls[i]
                 lexical, creators = self._lexical(fm.path, edge.scopes)
                 if lexical is None and edge.caller is None:
@@ -554,7 +568,6 @@ class ContextAnalysis:
                 for target in targets:
                     outgoing[edge.caller].append((target, lexical, creators))
                     incoming[target].append((edge.caller, lexical))
-        contexts = self.function_contexts
         queue: deque = deque()
         for edges in outgoing.values():
             for target, lexical, _ in edges:

@@ -160,6 +160,9 @@ class UsageAnalysis:
         self._method_names = frozenset(
             name for owner, _, name in (fid.rpartition(".") for fid in index.functions)
             if owner in index.classes)
+        # path -> [(i, the project methods `obj.method()` call `i` may run)], for calls
+        # the context analysis's own table leaves out
+        self.instance_calls: Dict[str, List[Tuple[int, List[str]]]] = {}
         # path -> {span: (caller, scopes)} of the file's calls, made when first asked for
         self._edges_by_span: Dict[str, Dict[Span, Tuple[Optional[str], Tuple[int, ...]]]] = {}
         self._propagate()
@@ -372,6 +375,7 @@ class UsageAnalysis:
                 targets = self._instance_callees(callee, fm.path)
                 if not targets:
                     continue
+                self.instance_calls.setdefault(fm.path, []).append((i, targets))
             table[i] = targets
         return table
 
