@@ -113,7 +113,8 @@ def literal_int(text: str) -> Optional[int]:
 class Function:
     """Walk state for one function, or for the module (id None)."""
 
-    __slots__ = ("id", "self_name", "klass", "scopes", "info", "stateless", "node", "walrus")
+    __slots__ = ("id", "self_name", "klass", "scopes", "info", "stateless", "node", "walrus",
+                 "next_creator")
 
     def __init__(self, id_: Optional[str], self_name: Optional[str], klass: Optional[str],
                  info: Optional[FunctionInfo]):
@@ -125,6 +126,9 @@ class Function:
         self.stateless = 0  # open `with StatelessScope(...)` blocks
         self.node: Optional[ast.AST] = None  # the def or lambda (None: the module)
         self.walrus: set = set()  # names bound by `:=` so far (Definitions reads statements)
+        # A def or lambda shaped like a variable creator, `(next_creator, **kwargs)`: the
+        # name of its first parameter (after `self`) and whether `self` comes before it.
+        self.next_creator: Optional[Tuple[str, bool]] = None
 
 
 class ModelBuilder:
@@ -167,7 +171,9 @@ class ModelBuilder:
         self._pending_creator_scopes: List[Tuple[CreatorScope, Optional[ScopeEntry],
                                                  PendingRef]] = []
         self._creator_items: set = set()  # id(call node) of the `with` items among them
-        self._pending_creator_effects: List[Tuple[str, Optional[tuple]]] = []
+        # id of a function shaped like a creator that calls its first parameter -> its
+        # node and whether it is a method: its program is read in `finish`
+        self._creator_candidates: Dict[str, Tuple[ast.AST, bool]] = {}
         self._text = text
         self._starts = line_starts(text)
         # line -> its UTF-8, for the lines with a non-ASCII character (columns differ there)
@@ -449,10 +455,13 @@ class ModelBuilder:
             walk([args.kwarg.annotation])
 
     def _creator_effect(self, node, method: bool) -> None:
-        """What the function does as a variable creator, if it is shaped like one."""
-        shaped, ops = creators.effect_of(node, self._ref, method)
-        if shaped and self._fn.id is not None:
-            self._pending_creator_effects.append((self._fn.id, ops))
+        """Note the first parameter of a function shaped like a variable creator: if the
+        walk sees it called (`_record_call`), `finish` reads what the function does."""
+        args = node.args
+        positional = args.posonlyargs + args.args
+        first = 1 if method else 0
+        if len(positional) > first:
+            self._fn.next_creator = (positional[first].arg, method)
 
     def _lambda(self, node: ast.Lambda) -> None:
         self._enter_lambda(node, self._span(node), _param_names(node.args))
@@ -891,6 +900,9 @@ class ModelBuilder:
         if last is None:
             return
         fn = self._fn
+        if fn.next_creator is not None and last == fn.next_creator[0] and attribute is None \
+                and fn.id is not None and fn.node is not None:
+            self._creator_candidates[fn.id] = (fn.node, fn.next_creator[1])
         if attribute is not None and self._is_self(attribute[0]):
             callee = Bound(BOUND_METHOD, fn.klass, "", None, last)  # kind, qname, text, span, attr
             self.model.calls.append(CallEdge(fn.id, callee, tuple(fn.scopes), self._span(node)))
@@ -1195,7 +1207,10 @@ class ModelBuilder:
                     entry.creator = len(self.model.creator_scopes)
                 self.model.creator_scopes.append(scope)
         member_of = self._creator_member
-        for function_id, ops in self._pending_creator_effects:
+        for function_id, (node, method) in self._creator_candidates.items():
+            # Members are named through module-level names (`tf.VariableSynchronization`):
+            # resolved where the whole module is bound.
+            _, ops = creators.effect_of(node, self._ref, method)
             self.model.creator_effects[function_id] = creators.resolved(ops, member_of)
         for info, refs in self._pending_bases:
             info.bases = tuple(q for q in (resolve(r) for r in refs) if q)
