@@ -26,10 +26,11 @@ from .facts import (
     BOOL, BOUND_ATTR, BOUND_CALL, BOUND_CONTAINER, BOUND_ELEMENT, BOUND_ITEM, BOUND_LOCAL,
     BOUND_METHOD, BOUND_NAMES, BOUND_PARAM, BOUND_QNAME, BOUND_SELF_ATTR, CALL, ENTRY_CROSS,
     ENTRY_REPLICA, FLOAT, INT, NONE, OTHER, QNAME, READ_CHECKPOINT, READ_SAVE, READ_WRITE, STR,
-    Argument, Bound, CallEdge, ClassInfo, Construction, CreationCall, EnumRef, FileModel,
-    FunctionInfo, LayerCall, ObjectUse, Read, ReplicaEntry, ScopeEntry, Source, Span, Update,
-    Value,
+    Argument, Bound, CallEdge, ClassInfo, Construction, CreationCall, CreatorScope, EnumRef,
+    FileModel, FunctionInfo, LayerCall, ObjectUse, Read, ReplicaEntry, ScopeEntry, Source, Span,
+    Update, Value,
 )
+from . import creators
 from .invariance import Definitions, Invariance
 from .names import CLASS, COMPREHENSION, FUNCTION, MODULE, Binding, NameResolver, PendingRef, Scope
 
@@ -112,7 +113,8 @@ def literal_int(text: str) -> Optional[int]:
 class Function:
     """Walk state for one function, or for the module (id None)."""
 
-    __slots__ = ("id", "self_name", "klass", "scopes", "info", "stateless", "node", "walrus")
+    __slots__ = ("id", "self_name", "klass", "scopes", "info", "stateless", "node", "walrus",
+                 "next_creator")
 
     def __init__(self, id_: Optional[str], self_name: Optional[str], klass: Optional[str],
                  info: Optional[FunctionInfo]):
@@ -124,6 +126,9 @@ class Function:
         self.stateless = 0  # open `with StatelessScope(...)` blocks
         self.node: Optional[ast.AST] = None  # the def or lambda (None: the module)
         self.walrus: set = set()  # names bound by `:=` so far (Definitions reads statements)
+        # A def or lambda shaped like a variable creator, `(next_creator, **kwargs)`: the
+        # name of its first parameter (after `self`) and whether `self` comes before it.
+        self.next_creator: Optional[Tuple[str, bool]] = None
 
 
 class ModelBuilder:
@@ -167,6 +172,14 @@ class ModelBuilder:
         self._pending_checkpoints: List[Tuple[PendingRef, List[Read]]] = []
         self._pending_saves: List[Tuple[PendingRef, Read, Optional[Read]]] = []
         self._pending_layer_calls: List[Tuple[LayerCall, PendingRef]] = []
+        # `tf.variable_creator_scope(...)` calls (with the `with` item of each that is one)
+        # and the programs of the functions shaped like a creator, to resolve.
+        self._pending_creator_scopes: List[Tuple[CreatorScope, Optional[ScopeEntry],
+                                                 PendingRef]] = []
+        self._creator_items: set = set()  # id(call node) of the `with` items among them
+        # id of a function shaped like a creator that calls its first parameter -> its
+        # node and whether it is a method: its program is read in `finish`
+        self._creator_candidates: Dict[str, Tuple[ast.AST, bool]] = {}
         self._text = text
         self._starts = line_starts(text)
         # line -> its UTF-8, for the lines with a non-ASCII character (columns differ there)
@@ -393,9 +406,12 @@ class ModelBuilder:
         keyword = "def" if isinstance(node, ast.FunctionDef) else "async def"
         static = any(isinstance(d, ast.Name) and d.id == "staticmethod"
                      for d in node.decorator_list)
+        method = self._scope.kind == CLASS and not static
         self._enter_function(node.name, self._name_span(node, keyword),
                              _param_names(node.args), static)
         self._fn.node = node
+        if node.args.kwarg is not None:
+            self._creator_effect(node, method)
         if self._fn.info is not None:
             self._fn.info.params = _signature(node.args)
         self._walk_all(node.decorator_list)
@@ -444,9 +460,20 @@ class ModelBuilder:
         if args.kwarg is not None:
             walk([args.kwarg.annotation])
 
+    def _creator_effect(self, node, method: bool) -> None:
+        """Note the first parameter of a function shaped like a variable creator: if the
+        walk sees it called (`_record_call`), `finish` reads what the function does."""
+        args = node.args
+        positional = args.posonlyargs + args.args
+        first = 1 if method else 0
+        if len(positional) > first:
+            self._fn.next_creator = (positional[first].arg, method)
+
     def _lambda(self, node: ast.Lambda) -> None:
         self._enter_lambda(node, self._span(node), _param_names(node.args))
         self._fn.node = node
+        if node.args.kwarg is not None:
+            self._creator_effect(node, False)
         self._walk_parameters(node.args)
         self.walk(node.body)
         self._leave_lambda()
@@ -763,6 +790,9 @@ class ModelBuilder:
         for item in items:
             receiver = self._scope_receiver(item)
             if receiver is None:
+                if self._creator_scope(item, True):
+                    fn.scopes.append(len(self.model.scopes) - 1)
+                    opened += 1
                 continue
             entry = ScopeEntry((), self._code(receiver), self._span(item), fn.id)
             attribute = _attribute_of(receiver)
@@ -775,6 +805,30 @@ class ModelBuilder:
             fn.scopes.append(len(self.model.scopes) - 1)
             opened += 1
         return stateless, opened
+
+    def _creator_scope(self, item: ast.AST, entered: bool) -> bool:
+        """Record `tf.variable_creator_scope(creator)` (and, `entered` by a `with`, its
+        ScopeEntry); whether `item` may be one."""
+        if not isinstance(item, ast.Call) or not item.args:
+            return False
+        func = item.func
+        attribute = _attribute_of(func)
+        last = attribute[1] if attribute is not None else _name_of(func)
+        parts = dotted_parts(func)
+        if last not in tfapi.VARIABLE_CREATOR_SCOPE_NAMES or parts is None \
+                or id(item) in self._creator_items:
+            return False
+        fn = self._fn
+        creator = item.args[0]
+        text = self._code(creator)
+        scope = CreatorScope(self._ref_bound(creator, text), text, self._span(item), fn.id)
+        entry = None
+        if entered:
+            self._creator_items.add(id(item))
+            entry = ScopeEntry((), text, self._span(item), fn.id, -2)
+            self.model.scopes.append(entry)
+        self._pending_creator_scopes.append((scope, entry, self._ref(parts)))
+        return entered
 
     def _close_scopes(self, stateless: int, opened: int) -> None:
         fn = self._fn
@@ -856,6 +910,9 @@ class ModelBuilder:
         if last is None:
             return
         fn = self._fn
+        if fn.next_creator is not None and last == fn.next_creator[0] and attribute is None \
+                and fn.id is not None and fn.node is not None:
+            self._creator_candidates[fn.id] = (fn.node, fn.next_creator[1])
         if attribute is not None and self._is_self(attribute[0]):
             callee = Bound(BOUND_METHOD, fn.klass, "", None, last)  # kind, qname, text, span, attr
             self.model.calls.append(CallEdge(fn.id, callee, tuple(fn.scopes), self._span(node)))
@@ -878,6 +935,8 @@ class ModelBuilder:
             self._record_higher_order(node, func, attribute, last, fn)
         if last in tfapi.CREATION_CALLEE_NAMES or last in self._creation_aliases:
             self._record_creation(node, func, attribute, last, fn)
+        if last in tfapi.VARIABLE_CREATOR_SCOPE_NAMES:
+            self._creator_scope(node, False)  # `stack.enter_context(...)`, or a `with` item
         if last in tfapi.UPDATE_CALLEE_NAMES and not fn.stateless:
             self._record_update(node, func, attribute, last, fn)
         if attribute is not None:
@@ -1265,6 +1324,17 @@ class ModelBuilder:
         for layer, ref in self._pending_layer_calls:
             layer.callee = resolve(ref)
             self.model.layer_calls.append(layer)
+        for scope, entry, ref in self._pending_creator_scopes:
+            if resolve(ref) in tfapi.VARIABLE_CREATOR_SCOPES:
+                if entry is not None:
+                    entry.creator = len(self.model.creator_scopes)
+                self.model.creator_scopes.append(scope)
+        member_of = self._creator_member
+        for function_id, (node, method) in self._creator_candidates.items():
+            # Members are named through module-level names (`tf.VariableSynchronization`):
+            # resolved where the whole module is bound.
+            _, ops = creators.effect_of(node, self._ref, method)
+            self.model.creator_effects[function_id] = creators.resolved(ops, member_of)
         for info, refs in self._pending_bases:
             info.bases = tuple(q for q in (resolve(r) for r in refs) if q)
         for ref, member, span, member_span, text in self._pending_enum_refs:
@@ -1280,6 +1350,16 @@ class ModelBuilder:
                 self.model.exports[name] = self._resolver.canonical(first.qname)
         self.model.keras_families = tuple(sorted(self._keras_imports))
         return self.model
+
+
+    def _creator_member(self, ref: object, setting: str) -> Optional[str]:
+        """The member of `setting`'s enum a creator's placeholder names, if it is one."""
+        assert isinstance(ref, PendingRef)
+        enum_class, _, member = (self._resolver.resolve(ref) or "").rpartition(".")
+        spec = tfapi.ENUM_CLASSES.get(enum_class)
+        if spec is None or spec.setting != setting:
+            return None
+        return member if member in spec.members else spec.aliases.get(member)
 
 
 # The value of an argument nobody reads (Construction.args of a class that is not a Keras

@@ -157,6 +157,21 @@ class ScopeEntry:
     text: str  # the receiver as written
     span: Span  # the `X.scope()` call
     function: Optional[str]
+    # A `with tf.variable_creator_scope(c):` item instead: its index in
+    # `FileModel.creator_scopes` (-2 while the callee is not known to be one: then it is
+    # no scope of anything the model follows).
+    creator: int = -1
+
+
+@record(slots=True)
+class CreatorScope:
+    """A `tf.variable_creator_scope(creator)` call, in a `with` or not (`stack.enter_context
+    (...)`): variables created while it is entered go through `creator`."""
+
+    creator: Bound
+    text: str  # the creator as written
+    span: Span  # the call
+    function: Optional[str]
 
 
 # Update kinds of `Update.method`
@@ -324,6 +339,11 @@ class FileModel:
     uses: List[ObjectUse] = field(default_factory=list)
     layer_calls: List[LayerCall] = field(default_factory=list)
     constructions: List[Construction] = field(default_factory=list)
+    creator_scopes: List[CreatorScope] = field(default_factory=list)
+    # Function id -> what it does to the variables it creates when used as a variable
+    # creator (creators.py), for the functions shaped like one (`(next_creator, **kwargs)`,
+    # calling `next_creator`); None: something the model cannot read.
+    creator_effects: Dict[str, Optional[tuple]] = field(default_factory=dict)
     # (function id, attr) -> how often `self.<attr>` is loaded there
     self_loads: Dict[Tuple[Optional[str], str], int] = field(default_factory=dict)
     keras_families: Tuple[str, ...] = ()  # Keras families this file imports

@@ -35,6 +35,7 @@ class Project:
         # reference cycle, so that it is freed as soon as a run is done with it (the
         # check command runs without the cycle collector).
         self.usage = UsageAnalysis(self.index, self.contexts, partial(_keras_kind, self.index))
+        self.contexts.add_instance_calls(self.usage.instance_calls)
         self.sites: Dict[str, List[VariableSite]] = {}
         by_key: Dict[Tuple[str, int], VariableSite] = {}
         for fm in self.index.files:

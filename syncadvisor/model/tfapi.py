@@ -524,6 +524,25 @@ STRATEGY_CONSTRUCTORS: Dict[str, str] = _strategy_names()
 CURRENT_STRATEGY_CALLS = frozenset(
     {"tensorflow.distribute.get_strategy", "tensorflow.compat.v1.distribute.get_strategy"}
 )
+# `with tf.variable_creator_scope(creator):` -- every variable created while it is entered
+# goes through `creator(next_creator, **kwargs)`, which may rewrite the keyword arguments
+# before it calls `next_creator(**kwargs)`. Entered inside a strategy's scope, the
+# creator runs before the strategy's own creator, so the strategy sees (and validates)
+# what it rewrote; entered outside, it runs after: the strategy has already decided.
+VARIABLE_CREATOR_SCOPES = frozenset({
+    "tensorflow.variable_creator_scope", "tensorflow.compat.v1.variable_creator_scope",
+    "tensorflow.python.ops.variable_scope.variable_creator_scope"})
+VARIABLE_CREATOR_SCOPE_NAMES = frozenset(q.rpartition(".")[2] for q in VARIABLE_CREATOR_SCOPES)
+# The keyword arguments a creator may rewrite that decide the choice the rules judge.
+CREATOR_SETTINGS = (SYNC, AGG)
+# `tf.Variable` (and every Keras API, which ends in it) passes both of them to the
+# creators whether written or not (AUTO and NONE by default): `kwargs.setdefault(...)`
+# in a creator never changes them.
+CREATOR_KWARGS_ALWAYS_PASSED = frozenset({SYNC, AGG})
+# A strategy's method that enters its scope: a subclass that overrides it may enter a
+# variable creator scope there (sonnet's `Replicator.scope`).
+STRATEGY_SCOPE_METHOD = "scope"
+
 # A `.scope()` on a receiver whose name matches this is taken for a strategy
 # scope even when the strategy object itself is not visible.
 STRATEGY_NAME_HINTS = ("strateg", "distribution")

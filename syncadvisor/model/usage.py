@@ -182,6 +182,9 @@ class UsageAnalysis:
         self._forward: Optional[Dict[str, List[Tuple[str, str, int]]]] = None
         self._parents: Dict[Where, Dict[str, Tuple[str, str, int]]] = {}
         self._files_by_path: Optional[Dict[str, FileModel]] = None
+        # path -> [(i, the project methods `obj.method()` call `i` may run)], for calls
+        # the context analysis's own table leaves out
+        self.instance_calls: Dict[str, List[Tuple[int, List[str]]]] = {}
         # path -> {span: (caller, scopes)} of the file's calls, made when first asked for
         self._edges_by_span: Dict[str, Dict[Span, Tuple[Optional[str], Tuple[int, ...]]]] = {}
         self._propagate()
@@ -459,6 +462,7 @@ class UsageAnalysis:
                 targets = self._instance_callees(callee, fm.path)
                 if not targets:
                     continue
+                self.instance_calls.setdefault(fm.path, []).append((i, targets))
             table[i] = targets
         return table
 

@@ -17,7 +17,7 @@ from ..records import field, record
 from ..findings import ERROR, INFO, SAFE, UNSAFE, WARNING, Edit, Finding, Fix, Related
 from ..model import tfapi
 from ..model.contexts import (IN_STRATEGY, NO_STRATEGY, UNKNOWN, Context, Note, Strategy,
-                              describe_strategy)
+                              describe_creator, describe_strategy, unread_creator)
 from ..model.facts import (QNAME, SOURCE_INPUT, SOURCE_RANDOM, SOURCE_REPLICA_ID, SOURCE_STATE,
                            Argument, CreationCall, FileModel, Span)
 from ..model.project import LinkedFile
@@ -113,7 +113,8 @@ def judge(contexts: Sequence[Context], fails_under: Sequence[str], here: str,
         if ctx.kind == NO_STRATEGY:
             continue
         if ctx.kind == UNKNOWN:
-            if assume == "mirrored" and tfapi.MIRRORED in failing_kinds:
+            if assume == "mirrored" and tfapi.MIRRORED in failing_kinds \
+                    and unread_creator(ctx) is None:
                 certain.append(f"under {tfapi.MIRRORED} (assumed by `assume-strategy`)")
             elif assume != "none":
                 unknown = True
@@ -121,7 +122,12 @@ def judge(contexts: Sequence[Context], fails_under: Sequence[str], here: str,
         if ctx.kind == IN_STRATEGY and ctx.strategy is not None:
             kinds = ctx.strategy.kinds
             failing = kinds & failing_kinds
-            if failing and failing == kinds:
+            creator = unread_creator(ctx)
+            if failing and failing == kinds and creator is not None:
+                maybe.append(f"under {describe_strategy(ctx.strategy, here, note)}, unless "
+                             f"{describe_creator(creator, here, note)}, in effect there, changes "
+                             f"the choice first")
+            elif failing and failing == kinds:
                 certain.append("under " + describe_strategy(ctx.strategy, here, note))
             elif failing or tfapi.ANY_STRATEGY in kinds:
                 maybe.append(f"if {describe_strategy(ctx.strategy, here, note)} is a "
