@@ -1277,13 +1277,13 @@ class ModelBuilder:
                 if forwarder is not None:
                     forwarders.append(forwarder)
                 for i in lambdas:
-                    higher_order[i] = (text, None)
+                    higher_order[i] = (text, None, qname)
             elif qname:
                 wrapper = qname
             else:
                 continue
             for edge in edges:
-                higher_order[len(calls)] = (text, wrapper)
+                higher_order[len(calls)] = (text, wrapper, qname)
                 calls.append(edge)
         self.model.forwarders = tuple(dict.fromkeys(forwarders))
 

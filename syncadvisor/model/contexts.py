@@ -559,7 +559,7 @@ class ContextAnalysis:
                     table.append((i, [fid]))
         if fm.higher_order:
             forwarders = index.forwarders
-            dropped = {i for i, (_, wrapper) in fm.higher_order.items()
+            dropped = {i for i, (_, wrapper, _) in fm.higher_order.items()
                        if wrapper is not None and wrapper not in forwarders}
             if dropped:
                 self.dropped_calls[fm.path] = dropped

@@ -355,11 +355,12 @@ class FileModel:
     # reaches through this one.
     exports: Dict[str, str] = field(default_factory=dict)
     # Index into `calls` -> (the higher-order callee as written, e.g. `tf.cond`; the
-    # project function it resolves to, or None): an edge to a callable handed to a
-    # higher-order call (tfapi.HIGHER_ORDER_CALLS), which runs it in the caller's context.
-    # One whose callee is a project function holds only if that function is in some
-    # file's `forwarders`.
-    higher_order: Dict[int, Tuple[str, Optional[str]]] = field(default_factory=dict)
+    # project function it resolves to, or None; its qualified name, where it resolves):
+    # an edge to a callable handed to a higher-order call (tfapi.HIGHER_ORDER_CALLS),
+    # which runs it in the caller's context. One whose callee is a project function holds
+    # only if that function is in some file's `forwarders`.
+    higher_order: Dict[int, Tuple[str, Optional[str], Optional[str]]] = field(
+        default_factory=dict)
     # Functions that hand a parameter of theirs to a higher-order call as its callable (a
     # project's own `smart_cond` wrapping TensorFlow's).
     forwarders: Tuple[str, ...] = ()

@@ -750,6 +750,33 @@ HIGHER_ORDER_METHODS: Dict[str, CallableSlots] = {
     "apply": ((0, "transformation_func"),),
 }
 
+# Higher-order calls whose callables TensorFlow builds as a graph branch or loop body:
+# in replica context, a `merge_call` there -- which an update of a variable with an
+# aggregation makes, as does `all_reduce` -- raises RuntimeError ("`merge_call` called
+# while defining a new graph or a tf.function"). Qualified name -> True where it always
+# does (`cond`, `case`, `switch_case`, `while_loop`, and `map_fn`/`scan`/`foldl`/`foldr`
+# and Keras 3's loops, which build a while loop), False where only a tensor predicate
+# makes a branch (`smart_cond`, `keras.ops.cond`: a Python bool calls the function
+# directly). Observed on TF 2.21 with MirroredStrategy (tests/runtime/
+# test_control_flow.py); `vectorized_map` ran such updates clean, and is not here.
+MERGE_CALL_REFUSING_CALLS: Dict[str, bool] = {
+    **dict.fromkeys((
+        "tensorflow.cond", "tensorflow.compat.v1.cond", "tensorflow.case",
+        "tensorflow.compat.v1.case", "tensorflow.switch_case",
+        "tensorflow.compat.v1.switch_case", "tensorflow.while_loop",
+        "tensorflow.compat.v1.while_loop", "tensorflow.map_fn", "tensorflow.compat.v1.map_fn",
+        "tensorflow.scan", "tensorflow.compat.v1.scan", "tensorflow.foldl",
+        "tensorflow.compat.v1.foldl", "tensorflow.foldr", "tensorflow.compat.v1.foldr",
+        "keras.ops.while_loop", "keras.ops.fori_loop", "keras.ops.switch", "keras.ops.map",
+        "keras.ops.scan"), True),
+    **dict.fromkeys((
+        "tensorflow.python.framework.smart_cond.smart_cond",
+        "tensorflow.__internal__.smart_cond.smart_cond",
+        "tf_keras.utils.control_flow_util.smart_cond", "keras.ops.cond"), False),
+}
+MERGE_CALL_REFUSED_ERROR = ("RuntimeError (\"`merge_call` called while defining a new graph "
+                            "or a tf.function\")")
+
 
 def _slots_by_name() -> Dict[str, CallableSlots]:
     """Last name -> the slots of every higher-order callee of that name: what a call

@@ -59,6 +59,7 @@ class Hop:
     span: Span  # the call
     callee: str  # the called function's name ("<lambda>" for a lambda)
     through: Optional[str] = None  # the higher-order callee that runs it (`tf.cond`)
+    through_qname: Optional[str] = None  # ... its qualified name, where it resolves
 
 
 @record
@@ -410,7 +411,7 @@ class UsageAnalysis:
             fm = by_path[path]
             higher_order = fm.higher_order.get(i)
             hops.append(Hop(self._name(caller), path, fm.calls[i].span, self._name(target),
-                            higher_order[0] if higher_order else None))
+                            *(higher_order[::2] if higher_order else ())))
             target = caller
         hops.reverse()
         return hops

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Tuple
 
 from ..findings import Finding
 from ..model import tfapi
@@ -68,7 +68,12 @@ class ReplicaUpdateWithoutAggregation(Rule):
     Unsafe: it adds an aggregation chosen from the updates -- SUM for `assign_add` /
     `assign_sub` of per-replica amounts, MEAN for `assign` of statistics,
     ONLY_FIRST_REPLICA for counters -- and the message says which and why. Replica-local
-    state can instead be made ON_READ with an aggregation.
+    state can instead be made ON_READ with an aggregation. There is no fix where the
+    calls that reach the update pass through a `tf.cond`/`tf.case`/`tf.switch_case`
+    branch or a `tf.while_loop`/`tf.map_fn`/`tf.scan`/`tf.foldl`/`tf.foldr` body: there
+    an aggregated update's `merge_call` raises RuntimeError ("`merge_call` called while
+    defining a new graph or a tf.function"), so the value has to be reduced across
+    replicas before the branch, which only the author can arrange.
     """
 
     code = "TFS201"
@@ -243,6 +248,33 @@ class ReplicaUpdateWithoutAggregation(Rule):
             """),
             (Expect(4, 18, WARNING),),
         ),
+        Invalid(  # reached through a `tf.cond` branch: an aggregation there would raise
+            snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    scale = tf.Variable(1.)
+                def init(x):
+                    scale.assign(tf.math.reduce_std(x))
+                    return x
+                def step(x):
+                    return tf.cond(scale > 0., lambda: init(x), lambda: x)
+                strategy.run(step, args=(1.,))
+            """),
+            (Expect(4, 13, WARNING),),
+            unsafe_fixed=snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    scale = tf.Variable(1.)
+                def init(x):
+                    scale.assign(tf.math.reduce_std(x))
+                    return x
+                def step(x):
+                    return tf.cond(scale > 0., lambda: init(x), lambda: x)
+                strategy.run(step, args=(1.,))
+            """),
+        ),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -288,14 +320,39 @@ class ReplicaUpdateWithoutAggregation(Rule):
             return None
         replica = update.in_replica()[0]
         at = ctx.at(f"`.{update.method}(...)`", update.path, update.span)
-        member, reason = suggest_aggregation(site)
-        text, edits = set_setting(ctx, site, tfapi.AGG, member)
-        fix = make_fix(UNSAFE, f"Add `aggregation={text}` ({reason})", *edits)
+        branch, always = _refusing_branch(ctx, replica, update.function)
+        fix = None
+        if branch is None or not always:
+            member, reason = suggest_aggregation(site)
+            text, edits = set_setting(ctx, site, tfapi.AGG, member)
+            fix = make_fix(UNSAFE, f"Add `aggregation={text}` ({reason})", *edits)
+        refused = f"`merge_call` raises {tfapi.MERGE_CALL_REFUSED_ERROR}"
+        if branch is not None and always:  # an aggregation would turn it into a crash
+            detail += (f"; an aggregation is no fix here: inside {branch} the update's "
+                       f"{refused}, so compute the value and reduce it across replicas "
+                       f"(`all_reduce`) before it")
+        elif branch is not None:
+            detail += (f"; if the predicate of {branch} is a tensor, not a Python bool, an "
+                       f"aggregated update's {refused} there: then reduce the value before it")
         return ctx.finding(
             site_span(site, site.agg),
             f"`{site.name}` has aggregation NONE and is updated in replica context ({at}, "
             f"{ctx.via(replica, update.function)}): {detail}",
             severity, fix)
+
+
+def _refusing_branch(ctx: RuleContext, where, function) -> Tuple[Optional[str], bool]:
+    """("`tf.cond` at line 12", whether it always refuses) for the first call of
+    tfapi.MERGE_CALL_REFUSING_CALLS through whose branch or loop body the update is
+    reached; (None, False) where there is none."""
+    found: Tuple[Optional[str], bool] = (None, False)
+    for hop in ctx.usage.call_path(where, function):
+        always = tfapi.MERGE_CALL_REFUSING_CALLS.get(hop.through_qname or "")
+        if always is not None and (found[0] is None or always):
+            found = (ctx.at(f"`{hop.through}`", hop.path, hop.span), always)
+            if always:
+                break
+    return found
 
 
 def _per_worker(site) -> bool:

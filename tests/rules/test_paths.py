@@ -42,7 +42,7 @@ def test_a_long_chain_is_shortened_to_its_ends():
         def b(x):
             c(x)
         def a(x):
-            tf.cond(x > 0, lambda: b(x), lambda: None)
+            b(x)
         def step(x):
             a(x)
         strategy.run(step, args=(1.,))
