@@ -18,7 +18,9 @@ class MeanOnInteger(Rule):
     ## What it does
     Flags `aggregation=MEAN` on a variable with an integer or bool dtype: an explicit
     `dtype=tf.int32`, `dtype="int64"`, an int literal initial value such as
-    `tf.Variable(0, ...)`, or `tf.zeros(..., tf.int32)`.
+    `tf.Variable(0, ...)`, or `tf.zeros(..., tf.int32)`. A MEAN that a
+    `tf.variable_creator_scope` creator sets with a literal counts too: the finding is on
+    the creating call, without a fix, and names the creator.
 
     ## Why is this bad?
     Under MirroredStrategy, MultiWorkerMirroredStrategy and TPUStrategy creating it
