@@ -3,7 +3,9 @@
 Inside a function that runs once per replica, what differs between replicas comes in
 through its parameters (what `strategy.run` and Keras hand each replica: the batch, the
 gradients), from random ops and from the replica's id; whatever is computed from them
-differs too. Literals, and what is computed from them and from state outside the
+differs too. A parameter of a function whose every call its file shows (a private method,
+a nested def) is rather what those calls pass: the builder settles it from them.
+Literals, and what is computed from them and from state outside the
 function (`self.kernel`, a module's variable), are the same on every replica -- as long as
 that state is itself the same on every replica, which only linking can tell (a
 NONE-aggregation variable written with per-replica values is not). So the answer here is
@@ -45,9 +47,10 @@ class Definitions:
     """A function's parameters, and every value each of its local names is bound to
     (None where the value is unknown, as for an exception caught)."""
 
-    __slots__ = ("params", "defs", "outer")
+    __slots__ = ("params", "defs", "outer", "node")
 
     def __init__(self, fn: ast.AST, walrus: Iterable[str] = ()):
+        self.node = fn
         args = fn.args  # type: ignore[attr-defined]
         self.params: Set[str] = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
         self.params.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
@@ -109,11 +112,19 @@ class Invariance:
     functions), for linking to settle. `chain` is the functions around the value, the
     innermost first; `self_name` the name of `self` in them. After None, `source` is the
     first thing found that makes it differ (a SOURCE_* kind, its name, the node that reads
-    it), or None where the walk gave up (too deep, or a form it does not follow)."""
+    it), or None where the walk gave up (too deep, or a form it does not follow).
 
-    def __init__(self, chain: Sequence[Definitions], self_name: Optional[str]):
+    `callers_seen[level]` says whether the function at that level of the chain is one
+    whose every call its file can show (see `ModelBuilder._settle_parameters`): a parameter
+    of it is then not "can differ" but what its callers pass, to settle once the file is
+    walked, and `params` lists those read (the level, the name, the node that reads it)."""
+
+    def __init__(self, chain: Sequence[Definitions], self_name: Optional[str],
+                 callers_seen: Sequence[bool] = ()):
         self.chain = chain
         self.self_name = self_name
+        self.callers_seen = callers_seen
+        self.params: List[Tuple[int, str, ast.Name]] = []
         self.source: Optional[Tuple[str, str, ast.AST]] = None
         self._visiting: Set[str] = set()
         self._steps = MAX_STEPS
@@ -160,6 +171,9 @@ class Invariance:
             if name in definitions.params:
                 if name in tfapi.REPLICA_INVARIANT_PARAMETERS:
                     return True  # Keras' `training`: one mode for every replica
+                if level < len(self.callers_seen) and self.callers_seen[level]:
+                    self.params.append((level, name, node))  # what its callers pass
+                    return True
                 return self._differs(SOURCE_INPUT, name, node)  # what each replica is handed
             if name in definitions.defs:
                 return self._values_of(name, found, depth, level)
