@@ -67,6 +67,17 @@ def _reads(source: str):
      []),
     ("def call(self, x, training=None):\n    m = 1. if sum(x) > 0 else 0.\n    self.f.assign(m)",
      None),
+    # a local rebound in the function's own statements: read after, that value alone
+    ("def f(x):\n    m = tf.reduce_mean(x)\n    m = ctx.all_reduce('mean', m)\n    v.assign(m)",
+     []),
+    ("def f(x):\n    m = tf.reduce_mean(x)\n    m = ctx.all_reduce('mean', m)\n"
+     "    def g():\n        v.assign(m)\n    g()", []),
+    ("def f(x):\n    m = tf.reduce_mean(x)\n    def g():\n        v.assign(m)\n    g()\n"
+     "    m = ctx.all_reduce('mean', m)", None),  # the def comes before the rebinding
+    ("def f(x):\n    m = tf.reduce_mean(x)\n    if c:\n        m = ctx.all_reduce('mean', m)\n"
+     "    v.assign(m)", None),  # rebound in a branch: either value
+    ("def f(x):\n    m = ctx.all_reduce('mean', x)\n    for e in x:\n        m = e\n"
+     "    v.assign(m)", None),
 ])
 def test_what_a_replica_value_reads(source, expected):
     assert _reads(source) == expected
@@ -96,3 +107,4 @@ def test_what_makes_a_replica_value_differ(source, expected):
     invariance.reads(value)
     found = invariance.source
     assert (found and (found[0], found[1], found[2].lineno)) == expected
+
