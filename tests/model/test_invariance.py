@@ -108,3 +108,23 @@ def test_what_makes_a_replica_value_differ(source, expected):
     found = invariance.source
     assert (found and (found[0], found[1], found[2].lineno)) == expected
 
+
+def _parameters(source: str, settled=True):
+    """The parameters the value of the last `...assign(value)` reads, where the functions
+    around it are ones whose calls the file shows (`settled`), by name."""
+    invariance, value = _invariance(source)
+    invariance.callers_seen = [settled] * len(invariance.chain)
+    reads = invariance.reads(value)
+    return None if reads is None else sorted(name for _, name, _ in invariance.params)
+
+
+@pytest.mark.parametrize("source, settled, expected", [
+    ("def _f(self, x):\n    self.g.assign(x * self.k)", True, ["x"]),  # what calls pass
+    ("def _f(self, x):\n    self.g.assign(x * self.k)", False, None),  # each replica's own
+    ("def _f(self, x, training):\n    self.g.assign(x if training else 0.)", True, ["x"]),
+    ("def _f(x):\n    y = x + 1\n    v.assign(y + tf.random.normal([]))", True, None),
+    ("def outer(x):\n    def inner(y):\n        v.assign(x + y)\n    inner(1.)", True,
+     ["x", "y"]),
+])
+def test_parameters_of_functions_whose_calls_are_seen(source, settled, expected):
+    assert _parameters(source, settled) == expected
