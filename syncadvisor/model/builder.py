@@ -428,7 +428,7 @@ class ModelBuilder:
         self._function_of[id(node)] = fn
         name = node.name
         fn.own_calls = not node.decorator_list and (
-            self._functions[-2].node is not None
+            not method and not static and self._functions[-2].node is not None
             or name[:1] == "_" and not name.endswith("__")
             and name not in tfapi.FRAMEWORK_CALLED_METHODS)
         if node.args.kwarg is not None:
