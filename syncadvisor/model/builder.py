@@ -18,14 +18,15 @@ import re
 import sys
 from bisect import bisect_right
 from sys import intern
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..lines import line_starts, position
 from . import tfapi
 from .facts import (
     BOOL, BOUND_ATTR, BOUND_CALL, BOUND_CONTAINER, BOUND_ELEMENT, BOUND_ITEM, BOUND_LOCAL,
     BOUND_METHOD, BOUND_NAMES, BOUND_PARAM, BOUND_QNAME, BOUND_SELF_ATTR, CALL, ENTRY_CROSS,
-    ENTRY_REPLICA, FLOAT, INT, NONE, OTHER, QNAME, READ_CHECKPOINT, READ_SAVE, READ_WRITE, STR,
+    ENTRY_REPLICA, FLOAT, INT, NONE, OTHER, QNAME, READ_CHECKPOINT, READ_SAVE, READ_WRITE,
+    SOURCE_INPUT, STR,
     Argument, Bound, CallEdge, ClassInfo, Construction, CreationCall, CreatorScope, EnumRef,
     FileModel, FunctionInfo, LayerCall, ObjectUse, Read, ReplicaEntry, ScopeEntry, Source, Span,
     Update, Value,
@@ -114,7 +115,7 @@ class Function:
     """Walk state for one function, or for the module (id None)."""
 
     __slots__ = ("id", "self_name", "klass", "scopes", "info", "stateless", "node", "walrus",
-                 "next_creator")
+                 "next_creator", "own_calls")
 
     def __init__(self, id_: Optional[str], self_name: Optional[str], klass: Optional[str],
                  info: Optional[FunctionInfo]):
@@ -129,6 +130,9 @@ class Function:
         # A def or lambda shaped like a variable creator, `(next_creator, **kwargs)`: the
         # name of its first parameter (after `self`) and whether `self` comes before it.
         self.next_creator: Optional[Tuple[str, bool]] = None
+        # A def its file may show every call of: nested in a function, or private and
+        # undecorated (and not one TensorFlow calls): its parameters are what those pass.
+        self.own_calls = False
 
 
 class ModelBuilder:
@@ -166,6 +170,15 @@ class ModelBuilder:
         self._pending_higher_order: List[list] = []
         self._higher_order_lambdas: Dict[int, list] = {}
         self._definitions: Dict[int, Definitions] = {}  # id(def node) -> its locals
+        self._tree: Optional[ast.AST] = None
+        self._function_of: Dict[int, Function] = {}  # id(def or lambda node) -> its state
+        # id(update) -> the parameters its value and its alternative value read, of
+        # functions whose callers the file may show (`_settle_parameters`)
+        self._update_params: Dict[int, Tuple[tuple, tuple]] = {}
+        self._parameter_memo: Dict[Tuple[int, str], Tuple[bool, List[Bound],
+                                                          Optional[Source]]] = {}
+        self._references: Optional[Tuple[Dict[str, List[Tuple[ast.Call, tuple]]], Set[str],
+                                         Dict[int, tuple]]] = None
         # Calls whose meaning depends on what their callee resolves to.
         self._pending_updates: List[Tuple[Update, Optional[PendingRef], Optional[Tuple[
             Bound, Optional[Value], bool, Optional[Tuple[Bound, ...]], Optional[Source]]]]] = []
@@ -320,6 +333,7 @@ class ModelBuilder:
                 walk(node)
 
     def _module(self, node: ast.Module) -> None:
+        self._tree = node
         for statement in node.body:
             if not _is_preamble(statement):
                 self._import_before = self._span(statement)
@@ -409,7 +423,14 @@ class ModelBuilder:
         method = self._scope.kind == CLASS and not static
         self._enter_function(node.name, self._name_span(node, keyword),
                              _param_names(node.args), static)
-        self._fn.node = node
+        fn = self._fn
+        fn.node = node
+        self._function_of[id(node)] = fn
+        name = node.name
+        fn.own_calls = not node.decorator_list and (
+            not method and not static and self._functions[-2].node is not None
+            or name[:1] == "_" and not name.endswith("__")
+            and name not in tfapi.FRAMEWORK_CALLED_METHODS)
         if node.args.kwarg is not None:
             self._creator_effect(node, method)
         if self._fn.info is not None:
@@ -472,6 +493,7 @@ class ModelBuilder:
     def _lambda(self, node: ast.Lambda) -> None:
         self._enter_lambda(node, self._span(node), _param_names(node.args))
         self._fn.node = node
+        self._function_of[id(node)] = self._fn
         if node.args.kwarg is not None:
             self._creator_effect(node, False)
         self._walk_parameters(node.args)
@@ -1086,8 +1108,10 @@ class ModelBuilder:
         receiver = self._ref_bound(attribute[0]) if attribute is not None else \
             Bound(BOUND_LOCAL, text=last)
         update = Update(receiver, last, value, self._span(node), fn.id, tuple(fn.scopes))
+        params: tuple = ()
+        other_params: tuple = ()
         if positional:
-            update.depends, update.source = self._depends(positional[0])
+            update.depends, update.source, params = self._depends(positional[0])
         if last == "assign" and positional and attribute is not None:
             update.accumulates = self._running_sum_of(positional[0], attribute[0])
         # `tf.compat.v1.assign(ref, value)`, or a Keras optimizer's `self.assign(var, value)`:
@@ -1096,8 +1120,8 @@ class ModelBuilder:
         if positional:
             second = self._value(positional[1]) if len(positional) > 1 else None
             sums = len(positional) > 1 and self._running_sum_of(positional[1], positional[0])
-            depends, source = self._depends(positional[1]) if len(positional) > 1 \
-                else (None, None)
+            depends, source, other_params = self._depends(positional[1]) \
+                if len(positional) > 1 else (None, None, ())
             alternative = (self._ref_bound(positional[0]), second, sums, depends, source)
         parts = dotted_parts(func)
         ref = self._ref(parts) if parts is not None else None
@@ -1106,28 +1130,178 @@ class ModelBuilder:
             update.receiver, update.value, update.accumulates, update.depends, \
                 update.source = alternative  # type: ignore[misc]
             alternative = None
+            params, other_params = other_params, ()
         self._pending_updates.append((update, ref, alternative))
+        if params or other_params:
+            self._update_params[id(update)] = (params, other_params)
 
-    def _depends(self, value: ast.AST) -> Tuple[Optional[Tuple[Bound, ...]], Optional[Source]]:
+    def _depends(self, value: ast.AST) -> Tuple[Optional[Tuple[Bound, ...]], Optional[Source],
+                                                tuple]:
         """What outside state `value` reads, or None if it can differ between replicas
-        (see invariance.py), with what makes it differ where that was found: the
-        functions around it, innermost first, give its locals."""
-        chain = []
-        for fn in reversed(self._functions):
-            if fn.node is not None:
-                definitions = self._definitions.get(id(fn.node))
-                if definitions is None:
-                    definitions = self._definitions[id(fn.node)] = Definitions(fn.node,
-                                                                               fn.walrus)
-                chain.append(definitions)
-        invariance = Invariance(chain, self._fn.self_name)
+        (see invariance.py), with what makes it differ where that was found, and the
+        parameters it reads that `finish` settles from the calls of their function
+        (its node, the name, the node that reads it): the functions around it, innermost
+        first, give its locals."""
+        functions = [fn for fn in reversed(self._functions) if fn.node is not None]
+        invariance = Invariance([self._definitions_of(fn) for fn in functions],
+                                self._fn.self_name, [fn.own_calls for fn in functions])
         reads = invariance.reads(value)
         if reads is not None:
-            return tuple(self._ref_bound(read) for read in reads), None
+            return tuple(self._ref_bound(read) for read in reads), None, tuple(
+                (functions[level].node, name, node) for level, name, node in invariance.params)
         if invariance.source is None:
-            return None, None
+            return None, None, ()
         kind, name, node = invariance.source
-        return None, Source(kind, name, self._span(node))
+        return None, Source(kind, name, self._span(node)), ()
+
+    def _definitions_of(self, fn: Function) -> Definitions:
+        definitions = self._definitions.get(id(fn.node))
+        if definitions is None:
+            assert fn.node is not None
+            definitions = self._definitions[id(fn.node)] = Definitions(fn.node, fn.walrus)
+        return definitions
+
+    # --- parameters settled from the calls the file shows -------------------------------------
+
+    def _settle_parameters(self) -> None:
+        """Each update value that reads parameters of functions whose every call the file
+        may show is the same on every replica if every call passes them values that are:
+        their outside state joins the update's `depends`, or else the value can differ,
+        for the reason found in the caller (the replica's batch it passes) or, where no
+        call says, for the parameter itself."""
+        pending = self._pending_updates
+        for i, (update, ref, alternative) in enumerate(pending):
+            params, other_params = self._update_params.get(id(update), ((), ()))
+            if params and update.depends is not None:
+                ok, reads, source = self._passed(params)
+                update.depends, update.source = (update.depends + tuple(reads), None) if ok \
+                    else (None, source)
+            if other_params and alternative is not None:
+                bound, value, sums, depends, _ = alternative
+                if depends is not None:
+                    ok, reads, source = self._passed(other_params)
+                    alternative = (bound, value, sums, depends + tuple(reads), None) if ok \
+                        else (bound, value, sums, None, source)
+                    pending[i] = (update, ref, alternative)
+
+    def _passed(self, params) -> Tuple[bool, List[Bound], Optional[Source]]:
+        """Whether the parameters read are the same on every replica (see above)."""
+        found: List[Bound] = []
+        for fn_node, name, node in params:
+            ok, reads, source = self._parameter(fn_node, name)
+            if not ok:
+                return False, [], source or Source(SOURCE_INPUT, name, self._span(node))
+            found.extend(reads)
+        return True, found, None
+
+    def _parameter(self, fn_node: ast.AST, name: str
+                   ) -> Tuple[bool, List[Bound], Optional[Source]]:
+        key = (id(fn_node), name)
+        known = self._parameter_memo.get(key)
+        if known is None:
+            # The greatest fixpoint: a recursive call passing the parameter on keeps it.
+            self._parameter_memo[key] = (True, [], None)
+            known = self._parameter_memo[key] = self._settle_parameter(fn_node, name)
+        return known
+
+    def _settle_parameter(self, fn_node: ast.AST, name: str
+                          ) -> Tuple[bool, List[Bound], Optional[Source]]:
+        """What every call of the function passes for the parameter `name` (its default
+        where a call passes none), as `_passed` says; False where a reference to the
+        function is not a plain call, a call unpacks its arguments, or there is none."""
+        calls, others, sites = self._file_references()
+        fn = self._function_of[id(fn_node)]
+        method = fn.info is not None and fn.info.klass is not None and fn.self_name is not None
+        args = fn_node.args  # type: ignore[attr-defined]
+        function_name = fn_node.name  # type: ignore[attr-defined]
+        found = calls.get(function_name)
+        if not found or function_name in others:
+            return False, [], None
+        positional = [a.arg for a in args.posonlyargs + args.args]
+        defaults = dict(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+        defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults)
+                        if d is not None)
+        where = positional.index(name) - (1 if method else 0) if name in positional else -1
+        reads: List[Bound] = []
+        for call, site in found:
+            if method != isinstance(call.func, ast.Attribute) or None in site or any(
+                    isinstance(a, ast.Starred) for a in call.args) or any(
+                    k.arg is None for k in call.keywords):
+                return False, [], None
+            value: Optional[ast.AST] = None
+            if 0 <= where < len(call.args):
+                value, at = call.args[where], site
+            else:
+                value = next((k.value for k in call.keywords if k.arg == name), None)
+                at = site
+                if value is None:
+                    value, at = defaults.get(name), sites.get(id(fn_node), ())
+            if value is None or None in at:
+                return False, [], None
+            ok, more, source = self._invariant_at(value, at)
+            if not ok:
+                return False, [], source
+            reads.extend(more)
+        return True, reads, None
+
+    def _invariant_at(self, value: ast.AST, site: tuple
+                      ) -> Tuple[bool, List[Bound], Optional[Source]]:
+        """`_depends` of a value in the functions `site` (innermost first), once walked."""
+        functions = [self._function_of[id(node)] for node in site]
+        fn = functions[0] if functions else self._functions[0]
+        invariance = Invariance([self._definitions_of(f) for f in functions], fn.self_name,
+                                [f.own_calls for f in functions])
+        reads = invariance.reads(value)
+        if reads is None:
+            if invariance.source is None:
+                return False, [], None
+            kind, name, node = invariance.source
+            return False, [], Source(kind, name, self._span(node))
+        saved = self._fn, self._scope
+        self._fn, self._scope = fn, self._module_scope  # names outside `site`: the module's
+        try:
+            bounds = [self._ref_bound(read) for read in reads]
+        finally:
+            self._fn, self._scope = saved
+        ok, more, source = self._passed(
+            [(site[level], name, node) for level, name, node in invariance.params])
+        return ok, bounds + more if ok else [], source
+
+    def _file_references(self):
+        """The calls of each name in the file (`f(...)`, `x.f(...)`) with the functions
+        around each, innermost first (None for a comprehension: names the walk does not
+        follow); the names referred to other than as the callee of a call; and the
+        functions around each def."""
+        if self._references is None:
+            calls: Dict[str, List[Tuple[ast.Call, tuple]]] = {}
+            others: Set[str] = set()
+            sites: Dict[int, tuple] = {}
+            callees: Set[int] = set()
+            stack: List[Tuple[ast.AST, tuple]] = [(self._tree, ())] if self._tree else []
+            while stack:
+                node, site = stack.pop()
+                kind = node.__class__
+                if kind is ast.Call:
+                    func = node.func
+                    name = func.id if func.__class__ is _NAME else getattr(func, "attr", None)
+                    if name is not None:
+                        callees.add(id(func))
+                        calls.setdefault(name, []).append((node, site))
+                elif kind is _NAME:
+                    if id(node) not in callees:
+                        others.add(node.id)
+                    continue
+                elif kind is ast.Attribute:
+                    if id(node) not in callees:
+                        others.add(node.attr)
+                elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda):
+                    sites[id(node)] = site
+                    site = (node,) + site
+                elif kind in (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp):
+                    site = (None,) + site
+                stack.extend((child, site) for child in ast.iter_child_nodes(node))
+            self._references = calls, others, sites
+        return self._references
 
     def _running_sum_of(self, node: ast.AST, target: ast.AST, depth: int = 0) -> bool:
         """Whether `node` is `target` plus or minus other terms (`total + x`,
@@ -1288,6 +1462,8 @@ class ModelBuilder:
         self.model.forwarders = tuple(dict.fromkeys(forwarders))
 
     def finish(self) -> FileModel:
+        if self._update_params:
+            self._settle_parameters()  # makes bounds: before they are resolved
         if self._import_before is not None:
             self.model.import_line = self._import_before.line
         elif self._import_after is not None:

@@ -806,6 +806,14 @@ KERAS_REPLICA_METHODS: Dict[str, FrozenSet[str]] = {
     OPTIMIZER: frozenset({"apply_gradients"}),
 }
 
+# Private methods TensorFlow and Keras call on a subclass with each replica's values (the
+# gradients): their callers are not in the subclass's file, whatever calls it shows.
+FRAMEWORK_CALLED_METHODS = frozenset({
+    "_resource_apply_dense", "_resource_apply_sparse",
+    "_resource_apply_sparse_duplicate_indices", "_apply_dense", "_apply_sparse",
+    "_apply_sparse_duplicate_indices", "_distributed_apply", "_update_step",
+    "_update_step_xla", "_backend_update_step", "_prepare_local", "_finish"})
+
 # Optimizer methods that make or update its variables under the strategy current then.
 OPTIMIZER_USE_METHODS = frozenset({"apply_gradients", "build", "minimize"})
 # Object methods worth recording for TFS105/TFS108.

@@ -67,6 +67,17 @@ def _reads(source: str):
      []),
     ("def call(self, x, training=None):\n    m = 1. if sum(x) > 0 else 0.\n    self.f.assign(m)",
      None),
+    # a local rebound in the function's own statements: read after, that value alone
+    ("def f(x):\n    m = tf.reduce_mean(x)\n    m = ctx.all_reduce('mean', m)\n    v.assign(m)",
+     []),
+    ("def f(x):\n    m = tf.reduce_mean(x)\n    m = ctx.all_reduce('mean', m)\n"
+     "    def g():\n        v.assign(m)\n    g()", []),
+    ("def f(x):\n    m = tf.reduce_mean(x)\n    def g():\n        v.assign(m)\n    g()\n"
+     "    m = ctx.all_reduce('mean', m)", None),  # the def comes before the rebinding
+    ("def f(x):\n    m = tf.reduce_mean(x)\n    if c:\n        m = ctx.all_reduce('mean', m)\n"
+     "    v.assign(m)", None),  # rebound in a branch: either value
+    ("def f(x):\n    m = ctx.all_reduce('mean', x)\n    for e in x:\n        m = e\n"
+     "    v.assign(m)", None),
 ])
 def test_what_a_replica_value_reads(source, expected):
     assert _reads(source) == expected
@@ -96,3 +107,24 @@ def test_what_makes_a_replica_value_differ(source, expected):
     invariance.reads(value)
     found = invariance.source
     assert (found and (found[0], found[1], found[2].lineno)) == expected
+
+
+def _parameters(source: str, settled=True):
+    """The parameters the value of the last `...assign(value)` reads, where the functions
+    around it are ones whose calls the file shows (`settled`), by name."""
+    invariance, value = _invariance(source)
+    invariance.callers_seen = [settled] * len(invariance.chain)
+    reads = invariance.reads(value)
+    return None if reads is None else sorted(name for _, name, _ in invariance.params)
+
+
+@pytest.mark.parametrize("source, settled, expected", [
+    ("def _f(self, x):\n    self.g.assign(x * self.k)", True, ["x"]),  # what calls pass
+    ("def _f(self, x):\n    self.g.assign(x * self.k)", False, None),  # each replica's own
+    ("def _f(self, x, training):\n    self.g.assign(x if training else 0.)", True, ["x"]),
+    ("def _f(x):\n    y = x + 1\n    v.assign(y + tf.random.normal([]))", True, None),
+    ("def outer(x):\n    def inner(y):\n        v.assign(x + y)\n    inner(1.)", True,
+     ["x", "y"]),
+])
+def test_parameters_of_functions_whose_calls_are_seen(source, settled, expected):
+    assert _parameters(source, settled) == expected
