@@ -146,6 +146,8 @@ class Invariance:
         if isinstance(node, ast.Attribute):
             if node.attr in tfapi.PER_REPLICA_ATTRIBUTES:
                 return self._differs(SOURCE_REPLICA_ID, node.attr, node)
+            if node.attr in tfapi.REPLICA_INVARIANT_ATTRIBUTES:
+                return True  # `inputs.dtype`: the same for every replica's batch
             if isinstance(node.value, ast.Name) and node.value.id == self.self_name \
                     and self.self_name is not None:
                 found.append(node)  # what other methods store there: linking decides

@@ -644,6 +644,9 @@ UPDATE_CALLEE_NAMES = frozenset(UPDATE_METHODS)
 # `Dataset.shuffle`), and the replica's id.
 PER_REPLICA_CALL_WORDS = ("random", "dropout", "truncated_normal", "shuffle")
 PER_REPLICA_ATTRIBUTES = frozenset({"replica_id_in_sync_group"})
+# Attributes of a tensor that every replica's share of a batch has alike: its dtype and its
+# number of dimensions. (Not `shape`: an uneven last batch gives replicas different sizes.)
+REPLICA_INVARIANT_ATTRIBUTES = frozenset({"dtype", "ndim", "rank", "base_dtype"})
 # Replica-context calls whose result is the same on every replica. (`Strategy.reduce`,
 # `StrategyExtended.reduce_to`/`batch_reduce_to` raise RuntimeError in replica context:
 # their results reach it only through `merge_call` or outside state.)

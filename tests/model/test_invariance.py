@@ -38,6 +38,8 @@ def _reads(source: str):
     ("def f(x):\n    v.assign(tf.random.normal([]))", None),
     ("def f(x):\n    v.assign(keras.random.uniform([]) * 0)", None),
     ("def f(x):\n    v.assign(ctx.replica_id_in_sync_group)", None),
+    ("def f(x):\n    v.assign(tf.cast(1.0, x.dtype))", ["tf"]),  # alike everywhere
+    ("def f(x):\n    v.assign(tf.cast(x.shape[0], tf.float32))", None),  # uneven batches
     ("def f(x):\n    v.assign(tf.compat.v1.random_uniform(()))", None),
     ("def f(x):\n    v.assign(tf.keras.backend.random_normal(()))", None),
     ("def f(x):\n    v.assign(tf.truncated_normal(()))", None),
