@@ -19,17 +19,20 @@ import re
 import sys
 from bisect import bisect_right
 from sys import intern
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..lines import line_starts, position
 from . import tfapi
 from .facts import (
     BOOL, BOUND_ATTR, BOUND_CALL, BOUND_CONTAINER, BOUND_ELEMENT, BOUND_ITEM, BOUND_LOCAL,
     BOUND_METHOD, BOUND_NAMES, BOUND_PARAM, BOUND_QNAME, BOUND_SELF_ATTR, CALL, ENTRY_CROSS,
-    ENTRY_REPLICA, FLOAT, INT, NONE, OTHER, QNAME, READ_CHECKPOINT, READ_SAVE, READ_WRITE, STR,
-    Argument, Bound, CallEdge, ClassInfo, Construction, CreationCall, EnumRef, FileModel,
-    FunctionInfo, LayerCall, ObjectUse, Read, ReplicaEntry, ScopeEntry, Span, Update, Value,
+    ENTRY_REPLICA, FLOAT, INT, NONE, OTHER, QNAME, READ_CHECKPOINT, READ_SAVE, READ_WRITE,
+    SOURCE_INPUT, STR,
+    Argument, Bound, CallEdge, ClassInfo, Construction, CreationCall, CreatorScope, EnumRef,
+    FileModel, FunctionInfo, LayerCall, ObjectUse, Read, ReplicaEntry, ScopeEntry, Source, Span,
+    Update, Value,
 )
+from . import creators
 from .invariance import Definitions, Invariance
 from .names import CLASS, COMPREHENSION, FUNCTION, MODULE, Binding, NameResolver, PendingRef, Scope
 
@@ -118,7 +121,8 @@ def literal_int(text: str) -> Optional[int]:
 class Function:
     """Walk state for one function, or for the module (id None)."""
 
-    __slots__ = ("id", "self_name", "klass", "scopes", "info", "stateless", "node", "walrus")
+    __slots__ = ("id", "self_name", "klass", "scopes", "info", "stateless", "node", "walrus",
+                 "next_creator", "own_calls")
 
     def __init__(self, id_: Optional[str], self_name: Optional[str], klass: Optional[str],
                  info: Optional[FunctionInfo]):
@@ -130,6 +134,12 @@ class Function:
         self.stateless = 0  # open `with StatelessScope(...)` blocks
         self.node: Optional[ast.AST] = None  # the def or lambda (None: the module)
         self.walrus: set = set()  # names bound by `:=` so far (Definitions reads statements)
+        # A def or lambda shaped like a variable creator, `(next_creator, **kwargs)`: the
+        # name of its first parameter (after `self`) and whether `self` comes before it.
+        self.next_creator: Optional[Tuple[str, bool]] = None
+        # A def its file may show every call of: nested in a function, or private and
+        # undecorated (and not one TensorFlow calls): its parameters are what those pass.
+        self.own_calls = False
 
 
 class ModelBuilder:
@@ -160,10 +170,25 @@ class ModelBuilder:
         self._creation_aliases: set = set()
         self._creation_of_node: Dict[int, int] = {}  # id(call node) -> creation index
         self._entry_lambdas: set = set()  # lambdas passed to strategy.run & co
+        # Calls that may be higher-order (tfapi.HIGHER_ORDER_SLOTS_BY_NAME), kept until their
+        # callee is resolved: [callee ref, callee text, method-style, edges to the callables
+        # given by name, indices of the edges of the lambdas given, the function if it
+        # forwards a parameter of its own]; and id(lambda) -> the record of its call.
+        self._pending_higher_order: List[list] = []
+        self._higher_order_lambdas: Dict[int, list] = {}
         self._definitions: Dict[int, Definitions] = {}  # id(def node) -> its locals
+        self._tree: Optional[ast.AST] = None
+        self._function_of: Dict[int, Function] = {}  # id(def or lambda node) -> its state
+        # id(update) -> the parameters its value and its alternative value read, of
+        # functions whose callers the file may show (`_settle_parameters`)
+        self._update_params: Dict[int, Tuple[tuple, tuple]] = {}
+        self._parameter_memo: Dict[Tuple[int, str], Tuple[bool, List[Bound],
+                                                          Optional[Source]]] = {}
+        self._references: Optional[Tuple[Dict[str, List[Tuple[ast.Call, tuple]]], Set[str],
+                                         Dict[int, tuple]]] = None
         # Calls whose meaning depends on what their callee resolves to.
         self._pending_updates: List[Tuple[Update, Optional[PendingRef], Optional[Tuple[
-            Bound, Optional[Value], bool, Optional[Tuple[Bound, ...]]]]]] = []
+            Bound, Optional[Value], bool, Optional[Tuple[Bound, ...]], Optional[Source]]]]] = []
         self._pending_checkpoints: List[Tuple[PendingRef, List[Read]]] = []
         self._pending_saves: List[Tuple[PendingRef, Read, Optional[Read]]] = []
         self._pending_layer_calls: List[Tuple[LayerCall, PendingRef]] = []
@@ -178,9 +203,17 @@ class ModelBuilder:
             Optional[PendingRef], int]] = []
         # (id(scope), name) -> the Bound of that name as an argument: one per scope, as
         # every use of a name in a scope may denote what each of its bindings there does.
-        self._passed_names: Dict[Tuple[object, str], Optional[Bound]] = {}
+        self._handed_names: Dict[Tuple[object, str], Optional[Bound]] = {}
         self._finishing = False  # (in `finish`: every binding of the module is known)
         self._package = module.partition(".")[0]
+        # `tf.variable_creator_scope(...)` calls (with the `with` item of each that is one)
+        # and the programs of the functions shaped like a creator, to resolve.
+        self._pending_creator_scopes: List[Tuple[CreatorScope, Optional[ScopeEntry],
+                                                 PendingRef]] = []
+        self._creator_items: set = set()  # id(call node) of the `with` items among them
+        # id of a function shaped like a creator that calls its first parameter -> its
+        # node and whether it is a method: its program is read in `finish`
+        self._creator_candidates: Dict[str, Tuple[ast.AST, bool]] = {}
         self._text = text
         self._starts = line_starts(text)
         # line -> its UTF-8, for the lines with a non-ASCII character (columns differ there)
@@ -321,6 +354,7 @@ class ModelBuilder:
                 walk(node)
 
     def _module(self, node: ast.Module) -> None:
+        self._tree = node
         for statement in node.body:
             if not _is_preamble(statement):
                 self._import_before = self._span(statement)
@@ -407,9 +441,19 @@ class ModelBuilder:
         keyword = "def" if isinstance(node, ast.FunctionDef) else "async def"
         static = any(isinstance(d, ast.Name) and d.id == "staticmethod"
                      for d in node.decorator_list)
+        method = self._scope.kind == CLASS and not static
         self._enter_function(node.name, self._name_span(node, keyword),
                              _param_names(node.args), static)
-        self._fn.node = node
+        fn = self._fn
+        fn.node = node
+        self._function_of[id(node)] = fn
+        name = node.name
+        fn.own_calls = not node.decorator_list and (
+            not method and not static and self._functions[-2].node is not None
+            or name[:1] == "_" and not name.endswith("__")
+            and name not in tfapi.FRAMEWORK_CALLED_METHODS)
+        if node.args.kwarg is not None:
+            self._creator_effect(node, method)
         if self._fn.info is not None:
             self._fn.info.params = _signature(node.args)
             self._fn.info.static = static
@@ -459,9 +503,21 @@ class ModelBuilder:
         if args.kwarg is not None:
             walk([args.kwarg.annotation])
 
+    def _creator_effect(self, node, method: bool) -> None:
+        """Note the first parameter of a function shaped like a variable creator: if the
+        walk sees it called (`_record_call`), `finish` reads what the function does."""
+        args = node.args
+        positional = args.posonlyargs + args.args
+        first = 1 if method else 0
+        if len(positional) > first:
+            self._fn.next_creator = (positional[first].arg, method)
+
     def _lambda(self, node: ast.Lambda) -> None:
         self._enter_lambda(node, self._span(node), _param_names(node.args))
         self._fn.node = node
+        self._function_of[id(node)] = self._fn
+        if node.args.kwarg is not None:
+            self._creator_effect(node, False)
         self._walk_parameters(node.args)
         self.walk(node.body)
         self._leave_lambda()
@@ -473,6 +529,10 @@ class ModelBuilder:
         self.model.functions[lambda_id] = info
         if id(node) not in self._entry_lambdas:
             # Runs where it is written (tf.cond, map_fn, sorted...): the context it sits in.
+            if self._higher_order_lambdas:
+                pending = self._higher_order_lambdas.pop(id(node), None)
+                if pending is not None:
+                    pending[4].append(len(self.model.calls))
             self.model.calls.append(CallEdge(outer.id, Bound(BOUND_CALL, qname=lambda_id),
                                              tuple(outer.scopes), info.span))
         self._scope = Scope(FUNCTION, self._scope)
@@ -774,6 +834,9 @@ class ModelBuilder:
         for item in items:
             receiver = self._scope_receiver(item)
             if receiver is None:
+                if self._creator_scope(item, True):
+                    fn.scopes.append(len(self.model.scopes) - 1)
+                    opened += 1
                 continue
             entry = ScopeEntry((), self._code(receiver), self._span(item), fn.id)
             attribute = _attribute_of(receiver)
@@ -786,6 +849,30 @@ class ModelBuilder:
             fn.scopes.append(len(self.model.scopes) - 1)
             opened += 1
         return stateless, opened
+
+    def _creator_scope(self, item: ast.AST, entered: bool) -> bool:
+        """Record `tf.variable_creator_scope(creator)` (and, `entered` by a `with`, its
+        ScopeEntry); whether `item` may be one."""
+        if not isinstance(item, ast.Call) or not item.args:
+            return False
+        func = item.func
+        attribute = _attribute_of(func)
+        last = attribute[1] if attribute is not None else _name_of(func)
+        parts = dotted_parts(func)
+        if last not in tfapi.VARIABLE_CREATOR_SCOPE_NAMES or parts is None \
+                or id(item) in self._creator_items:
+            return False
+        fn = self._fn
+        creator = item.args[0]
+        text = self._code(creator)
+        scope = CreatorScope(self._ref_bound(creator, text), text, self._span(item), fn.id)
+        entry = None
+        if entered:
+            self._creator_items.add(id(item))
+            entry = ScopeEntry((), text, self._span(item), fn.id, -2)
+            self.model.scopes.append(entry)
+        self._pending_creator_scopes.append((scope, entry, self._ref(parts)))
+        return entered
 
     def _close_scopes(self, stateless: int, opened: int) -> None:
         fn = self._fn
@@ -870,6 +957,9 @@ class ModelBuilder:
         callee: Optional[Bound] = None
         parts: Optional[Tuple[str, ...]] = None
         edge = -1
+        if fn.next_creator is not None and last == fn.next_creator[0] and attribute is None \
+                and fn.id is not None and fn.node is not None:
+            self._creator_candidates[fn.id] = (fn.node, fn.next_creator[1])
         if attribute is not None and self._is_self(attribute[0]):
             callee = Bound(BOUND_METHOD, fn.klass, "", None, last)  # kind, qname, text, span, attr
             self.model.calls.append(CallEdge(fn.id, callee, tuple(fn.scopes), self._span(node)))
@@ -890,8 +980,12 @@ class ModelBuilder:
                 self.model.calls.append(
                     CallEdge(fn.id, callee, tuple(fn.scopes), self._span(node)))
                 edge = len(self.model.calls) - 1
+        if last in tfapi.HIGHER_ORDER_SLOTS_BY_NAME:
+            self._record_higher_order(node, func, attribute, last, fn)
         if last in tfapi.CREATION_CALLEE_NAMES or last in self._creation_aliases:
             self._record_creation(node, func, attribute, last, fn)
+        if last in tfapi.VARIABLE_CREATOR_SCOPE_NAMES:
+            self._creator_scope(node, False)  # `stack.enter_context(...)`, or a `with` item
         if last in tfapi.UPDATE_CALLEE_NAMES and not fn.stateless:
             self._record_update(node, func, attribute, last, fn)
         if attribute is not None:
@@ -925,13 +1019,90 @@ class ModelBuilder:
                                   tuple(fn.scopes))
                 self._pending_layer_calls.append((layer, self._ref(parts)))
 
+    def _record_higher_order(self, node: ast.Call, func: ast.AST, attribute, last: str,
+                             fn: Function) -> None:
+        """`tf.cond(p, self._update, f)`, `tf.while_loop(cond, body, ...)`, `ds.map(parse)`:
+        an edge from the caller to each callable handed over, shaped as the edge of a call
+        of it (`f()`, `self.m()`, `obj.m()`), kept in `finish` if the callee is one that
+        runs it (the lambdas among them have their edge already; `finish` names it)."""
+        keywords = {k.arg: k.value for k in node.keywords if k.arg is not None}
+        positional = node.args
+        starred = next((i for i, a in enumerate(positional) if isinstance(a, ast.Starred)),
+                       len(positional))
+        found: List[ast.AST] = []
+        for at, keyword in tfapi.HIGHER_ORDER_SLOTS_BY_NAME[last]:
+            value = keywords.get(keyword)
+            if value is None and at is not None and at < starred:
+                value = positional[at]
+            if value is not None:
+                self._callables_in(value, found, 0)
+        if not found:
+            return
+        parts = dotted_parts(func)
+        span, scopes = self._span(node), tuple(fn.scopes)
+        params = fn.info.params if fn.info is not None else ()
+        pending: list = [self._ref(parts) if parts is not None else None,
+                         intern(".".join(parts)) if parts is not None else "." + last,
+                         attribute is not None and last in tfapi.HIGHER_ORDER_METHODS, [], [],
+                         None]
+        for element in found:
+            if element.__class__ is ast.Lambda:
+                self._higher_order_lambdas[id(element)] = pending
+                continue
+            callee = self._callable_bound(element)
+            if callee is not None:
+                pending[3].append(CallEdge(fn.id, callee, scopes, span))
+            if element.__class__ is _NAME and element.id in params:
+                pending[5] = fn.id
+        self._pending_higher_order.append(pending)
+
+    def _callables_in(self, value: ast.AST, found: List[ast.AST], depth: int) -> None:
+        """The callables an argument hands over: itself, the elements of a list, tuple or
+        dict of them (`switch_case`), the second of each `(predicate, fn)` pair
+        (`tf.case`), the function of a `functools.partial(f, ...)`."""
+        kind = value.__class__
+        if kind is _NAME or kind is _ATTRIBUTE or kind is ast.Lambda:
+            found.append(value)
+        elif depth > 1:
+            return
+        elif kind is ast.Tuple and depth and len(value.elts) == 2:  # type: ignore[attr-defined]
+            self._callables_in(value.elts[1], found, depth + 1)  # type: ignore[attr-defined]
+        elif kind is ast.List or kind is ast.Tuple:
+            for element in value.elts:  # type: ignore[attr-defined]
+                self._callables_in(_unstarred(element), found, depth + 1)
+        elif kind is ast.Dict:
+            for element in value.values:  # type: ignore[attr-defined]
+                self._callables_in(element, found, depth + 1)
+        elif kind is ast.Call and value.args:  # type: ignore[attr-defined]
+            callee = _attribute_of(value.func)  # type: ignore[attr-defined]
+            name = callee[1] if callee is not None else _name_of(value.func)  # type: ignore[attr-defined]
+            if name == tfapi.PARTIAL_NAME:
+                self._callables_in(value.args[0], found, depth + 1)  # type: ignore[attr-defined]
+
+    def _callable_bound(self, element: ast.AST) -> Optional[Bound]:
+        """The callee of an edge to `element` (a name or attribute), as `_record_call`
+        makes it for a call of it."""
+        attribute = _attribute_of(element)
+        if attribute is not None and self._is_self(attribute[0]):
+            return Bound(BOUND_METHOD, self._fn.klass, "", None, attribute[1])
+        parts = dotted_parts(element)
+        if parts is None:
+            return None
+        if attribute is not None:
+            options, method = (self._ref_bound(attribute[0]),), attribute[1]
+        else:
+            options, method = (self._ref_bound(element),), "__call__"
+        callee = Bound(BOUND_CALL, None, intern(".".join(parts)), None, method, options)
+        self._pending_bounds.append((callee, self._ref(parts)))
+        return callee
+
     def _record_construction(self, node: ast.Call, func: ast.AST, last: str,
                              fn: Function) -> None:
         """A call of what may be a class: the objects it hands over by name (`Trainer(model,
         optimizer)`), or a Keras object whose options the rules read (`SGD(0.1, momentum=m)`).
         By the naming convention, a class's name starts with a capital letter."""
         items = self._argument_items(node)
-        passed = tuple(self._passed(value) if value.__class__ in _PASSABLE and not star
+        passed = tuple(self._handed(value) if value.__class__ in _PASSABLE and not star
                        else None for _, _, value, star in items)
         options = last in tfapi.KERAS3_SLOT_OPTIONS
         if not options and not any(passed):
@@ -1006,8 +1177,8 @@ class ModelBuilder:
         builtins_seen = not self.model.star_imports
         walk_state = self._scope, self._seq, self._fn
         self._finishing = True
-        self._passed_names.clear()  # (made while bindings were still being walked)
-        passed_of = self._passed
+        self._handed_names.clear()  # (made while bindings were still being walked)
+        passed_of = self._handed
         handovers = self.model.handovers
         classes = self.model.classes
         # Classes whose methods are all this file's or a library's (`unittest.TestCase`):
@@ -1058,7 +1229,7 @@ class ModelBuilder:
                   node: ast.Call, fn: Function, always: bool = False) -> None:
         """Record a call of `callee` with arguments (keyword, value, star), if one hands an
         object over (or `always`)."""
-        passed = tuple(self._passed(value) if value is not None and not star and
+        passed = tuple(self._handed(value) if value is not None and not star and
                        value.__class__ in _PASSABLE else None for _, value, star in items)
         if always or any(passed):
             self.model.constructions.append(Construction(
@@ -1082,15 +1253,15 @@ class ModelBuilder:
             not rest.rpartition(".")[2][:1].isupper() and \
             qname not in tfapi.FUNCTION_WRAPPERS and qname not in tfapi.CURRENT_STRATEGY_CALLS
 
-    def _passed_attribute(self, node: ast.Attribute) -> Optional[Bound]:
-        """`self.x` or `a.b` as an argument: one Bound per scope, as `_passed` makes for
+    def _handed_attribute(self, node: ast.Attribute) -> Optional[Bound]:
+        """`self.x` or `a.b` as an argument: one Bound per scope, as `_handed` makes for
         names (without a span: nothing reports where an argument is)."""
         value = node.value
         if self._is_self(value):
             key: Tuple[object, str] = (self._fn.klass, node.attr)
-            bound = self._passed_names.get(key)
+            bound = self._handed_names.get(key)
             if bound is None:
-                bound = self._passed_names[key] = Bound(
+                bound = self._handed_names[key] = Bound(
                     BOUND_SELF_ATTR, self._fn.klass, intern(f"self.{node.attr}"), None,
                     node.attr)
             return bound
@@ -1098,16 +1269,16 @@ class ModelBuilder:
         if parts is None:
             return self._ref_bound(node)
         key = (id(self._scope), ".".join(parts))
-        if key in self._passed_names:
-            return self._passed_names[key]
-        inner = self._passed(value)
-        bound = self._passed_names[key] = None if inner is None else Bound(
+        if key in self._handed_names:
+            return self._handed_names[key]
+        inner = self._handed(value)
+        bound = self._handed_names[key] = None if inner is None else Bound(
             BOUND_ATTR, None, intern(key[1]), None, node.attr, (inner,))
         if bound is not None:
             self._pending_bounds.append((bound, self._ref(parts)))
         return bound
 
-    def _passed(self, value: ast.AST) -> Optional[Bound]:
+    def _handed(self, value: ast.AST) -> Optional[Bound]:
         """What an argument hands over: a name, an attribute or item, what a call returns,
         the elements of a list, tuple, set or dict's values; None for anything else."""
         kind = value.__class__
@@ -1116,8 +1287,8 @@ class ModelBuilder:
             if self._is_self(value):
                 return None
             key = (id(self._scope), name)
-            if key in self._passed_names:
-                return self._passed_names[key]
+            if key in self._handed_names:
+                return self._handed_names[key]
             if not self._finishing:
                 bound: Optional[Bound] = Bound(BOUND_NAMES, None, intern(name))
                 self._pending_names.append((self._ref((name,)), bound))  # type: ignore[arg-type]
@@ -1127,10 +1298,10 @@ class ModelBuilder:
                         if not self._inert(b)]
                 bound = None if not live else live[0] if len(live) == 1 else \
                     Bound(BOUND_NAMES, None, intern(name), None, None, tuple(live))
-            self._passed_names[key] = bound
+            self._handed_names[key] = bound
             return bound
         if kind is _ATTRIBUTE:
-            return self._passed_attribute(value)  # type: ignore[arg-type]
+            return self._handed_attribute(value)  # type: ignore[arg-type]
         if kind is ast.Subscript:
             return self._ref_bound(value)
         if kind is ast.Call:
@@ -1145,7 +1316,7 @@ class ModelBuilder:
             bound = self._bound_for(value, self._code(value))
             return None if bound.kind == BOUND_LOCAL and bound.creation is None else bound
         elements: List[ast.AST] = getattr(value, "values" if kind is ast.Dict else "elts", [])
-        options = tuple(b for b in (self._passed(e) for e in elements
+        options = tuple(b for b in (self._handed(e) for e in elements
                                     if e is not None and e.__class__ in _PASSABLE) if b)
         if not options:
             return None
@@ -1172,8 +1343,10 @@ class ModelBuilder:
         receiver = self._ref_bound(attribute[0]) if attribute is not None else \
             Bound(BOUND_LOCAL, text=last)
         update = Update(receiver, last, value, self._span(node), fn.id, tuple(fn.scopes))
+        params: tuple = ()
+        other_params: tuple = ()
         if positional:
-            update.depends = self._depends(positional[0])
+            update.depends, update.source, params = self._depends(positional[0])
         if last == "assign" and positional and attribute is not None:
             update.accumulates = self._running_sum_of(positional[0], attribute[0])
         # `tf.compat.v1.assign(ref, value)`, or a Keras optimizer's `self.assign(var, value)`:
@@ -1182,30 +1355,188 @@ class ModelBuilder:
         if positional:
             second = self._value(positional[1]) if len(positional) > 1 else None
             sums = len(positional) > 1 and self._running_sum_of(positional[1], positional[0])
-            depends = self._depends(positional[1]) if len(positional) > 1 else None
-            alternative = (self._ref_bound(positional[0]), second, sums, depends)
+            depends, source, other_params = self._depends(positional[1]) \
+                if len(positional) > 1 else (None, None, ())
+            alternative = (self._ref_bound(positional[0]), second, sums, depends, source)
         parts = dotted_parts(func)
         ref = self._ref(parts) if parts is not None else None
         if attribute is not None and self._is_self(attribute[0]) and len(positional) >= 2:
             ref = None  # a Keras optimizer's `self.assign(variable, value)`: a method in effect
-            update.receiver, update.value, update.accumulates, update.depends = \
-                alternative  # type: ignore[misc]
+            update.receiver, update.value, update.accumulates, update.depends, \
+                update.source = alternative  # type: ignore[misc]
             alternative = None
+            params, other_params = other_params, ()
         self._pending_updates.append((update, ref, alternative))
+        if params or other_params:
+            self._update_params[id(update)] = (params, other_params)
 
-    def _depends(self, value: ast.AST) -> Optional[Tuple[Bound, ...]]:
+    def _depends(self, value: ast.AST) -> Tuple[Optional[Tuple[Bound, ...]], Optional[Source],
+                                                tuple]:
         """What outside state `value` reads, or None if it can differ between replicas
-        (see invariance.py): the functions around it, innermost first, give its locals."""
-        chain = []
-        for fn in reversed(self._functions):
-            if fn.node is not None:
-                definitions = self._definitions.get(id(fn.node))
-                if definitions is None:
-                    definitions = self._definitions[id(fn.node)] = Definitions(fn.node,
-                                                                               fn.walrus)
-                chain.append(definitions)
-        reads = Invariance(chain, self._fn.self_name).reads(value)
-        return None if reads is None else tuple(self._ref_bound(read) for read in reads)
+        (see invariance.py), with what makes it differ where that was found, and the
+        parameters it reads that `finish` settles from the calls of their function
+        (its node, the name, the node that reads it): the functions around it, innermost
+        first, give its locals."""
+        functions = [fn for fn in reversed(self._functions) if fn.node is not None]
+        invariance = Invariance([self._definitions_of(fn) for fn in functions],
+                                self._fn.self_name, [fn.own_calls for fn in functions])
+        reads = invariance.reads(value)
+        if reads is not None:
+            return tuple(self._ref_bound(read) for read in reads), None, tuple(
+                (functions[level].node, name, node) for level, name, node in invariance.params)
+        if invariance.source is None:
+            return None, None, ()
+        kind, name, node = invariance.source
+        return None, Source(kind, name, self._span(node)), ()
+
+    def _definitions_of(self, fn: Function) -> Definitions:
+        definitions = self._definitions.get(id(fn.node))
+        if definitions is None:
+            assert fn.node is not None
+            definitions = self._definitions[id(fn.node)] = Definitions(fn.node, fn.walrus)
+        return definitions
+
+    # --- parameters settled from the calls the file shows -------------------------------------
+
+    def _settle_parameters(self) -> None:
+        """Each update value that reads parameters of functions whose every call the file
+        may show is the same on every replica if every call passes them values that are:
+        their outside state joins the update's `depends`, or else the value can differ,
+        for the reason found in the caller (the replica's batch it passes) or, where no
+        call says, for the parameter itself."""
+        pending = self._pending_updates
+        for i, (update, ref, alternative) in enumerate(pending):
+            params, other_params = self._update_params.get(id(update), ((), ()))
+            if params and update.depends is not None:
+                ok, reads, source = self._passed(params)
+                update.depends, update.source = (update.depends + tuple(reads), None) if ok \
+                    else (None, source)
+            if other_params and alternative is not None:
+                bound, value, sums, depends, _ = alternative
+                if depends is not None:
+                    ok, reads, source = self._passed(other_params)
+                    alternative = (bound, value, sums, depends + tuple(reads), None) if ok \
+                        else (bound, value, sums, None, source)
+                    pending[i] = (update, ref, alternative)
+
+    def _passed(self, params) -> Tuple[bool, List[Bound], Optional[Source]]:
+        """Whether the parameters read are the same on every replica (see above)."""
+        found: List[Bound] = []
+        for fn_node, name, node in params:
+            ok, reads, source = self._parameter(fn_node, name)
+            if not ok:
+                return False, [], source or Source(SOURCE_INPUT, name, self._span(node))
+            found.extend(reads)
+        return True, found, None
+
+    def _parameter(self, fn_node: ast.AST, name: str
+                   ) -> Tuple[bool, List[Bound], Optional[Source]]:
+        key = (id(fn_node), name)
+        known = self._parameter_memo.get(key)
+        if known is None:
+            # The greatest fixpoint: a recursive call passing the parameter on keeps it.
+            self._parameter_memo[key] = (True, [], None)
+            known = self._parameter_memo[key] = self._settle_parameter(fn_node, name)
+        return known
+
+    def _settle_parameter(self, fn_node: ast.AST, name: str
+                          ) -> Tuple[bool, List[Bound], Optional[Source]]:
+        """What every call of the function passes for the parameter `name` (its default
+        where a call passes none), as `_passed` says; False where a reference to the
+        function is not a plain call, a call unpacks its arguments, or there is none."""
+        calls, others, sites = self._file_references()
+        fn = self._function_of[id(fn_node)]
+        method = fn.info is not None and fn.info.klass is not None and fn.self_name is not None
+        args = fn_node.args  # type: ignore[attr-defined]
+        function_name = fn_node.name  # type: ignore[attr-defined]
+        found = calls.get(function_name)
+        if not found or function_name in others:
+            return False, [], None
+        positional = [a.arg for a in args.posonlyargs + args.args]
+        defaults = dict(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+        defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults)
+                        if d is not None)
+        where = positional.index(name) - (1 if method else 0) if name in positional else -1
+        reads: List[Bound] = []
+        for call, site in found:
+            if method != isinstance(call.func, ast.Attribute) or None in site or any(
+                    isinstance(a, ast.Starred) for a in call.args) or any(
+                    k.arg is None for k in call.keywords):
+                return False, [], None
+            value: Optional[ast.AST] = None
+            if 0 <= where < len(call.args):
+                value, at = call.args[where], site
+            else:
+                value = next((k.value for k in call.keywords if k.arg == name), None)
+                at = site
+                if value is None:
+                    value, at = defaults.get(name), sites.get(id(fn_node), ())
+            if value is None or None in at:
+                return False, [], None
+            ok, more, source = self._invariant_at(value, at)
+            if not ok:
+                return False, [], source
+            reads.extend(more)
+        return True, reads, None
+
+    def _invariant_at(self, value: ast.AST, site: tuple
+                      ) -> Tuple[bool, List[Bound], Optional[Source]]:
+        """`_depends` of a value in the functions `site` (innermost first), once walked."""
+        functions = [self._function_of[id(node)] for node in site]
+        fn = functions[0] if functions else self._functions[0]
+        invariance = Invariance([self._definitions_of(f) for f in functions], fn.self_name,
+                                [f.own_calls for f in functions])
+        reads = invariance.reads(value)
+        if reads is None:
+            if invariance.source is None:
+                return False, [], None
+            kind, name, node = invariance.source
+            return False, [], Source(kind, name, self._span(node))
+        saved = self._fn, self._scope
+        self._fn, self._scope = fn, self._module_scope  # names outside `site`: the module's
+        try:
+            bounds = [self._ref_bound(read) for read in reads]
+        finally:
+            self._fn, self._scope = saved
+        ok, more, source = self._passed(
+            [(site[level], name, node) for level, name, node in invariance.params])
+        return ok, bounds + more if ok else [], source
+
+    def _file_references(self):
+        """The calls of each name in the file (`f(...)`, `x.f(...)`) with the functions
+        around each, innermost first (None for a comprehension: names the walk does not
+        follow); the names referred to other than as the callee of a call; and the
+        functions around each def."""
+        if self._references is None:
+            calls: Dict[str, List[Tuple[ast.Call, tuple]]] = {}
+            others: Set[str] = set()
+            sites: Dict[int, tuple] = {}
+            callees: Set[int] = set()
+            stack: List[Tuple[ast.AST, tuple]] = [(self._tree, ())] if self._tree else []
+            while stack:
+                node, site = stack.pop()
+                kind = node.__class__
+                if kind is ast.Call:
+                    func = node.func
+                    name = func.id if func.__class__ is _NAME else getattr(func, "attr", None)
+                    if name is not None:
+                        callees.add(id(func))
+                        calls.setdefault(name, []).append((node, site))
+                elif kind is _NAME:
+                    if id(node) not in callees:
+                        others.add(node.id)
+                    continue
+                elif kind is ast.Attribute:
+                    if id(node) not in callees:
+                        others.add(node.attr)
+                elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda):
+                    sites[id(node)] = site
+                    site = (node,) + site
+                elif kind in (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp):
+                    site = (None,) + site
+                stack.extend((child, site) for child in ast.iter_child_nodes(node))
+            self._references = calls, others, sites
+        return self._references
 
     def _running_sum_of(self, node: ast.AST, target: ast.AST, depth: int = 0) -> bool:
         """Whether `node` is `target` plus or minus other terms (`total + x`,
@@ -1344,7 +1675,33 @@ class ModelBuilder:
                 Bound(BOUND_LOCAL, text=bound.text, span=bound.span)
         return bound
 
+    def _link_higher_order(self) -> None:
+        """Keep the edges of the calls whose callee runs the callables it is given: one of
+        tfapi.HIGHER_ORDER_CALLS, a `Dataset`-style method on any object, or -- on the
+        condition that it forwards them (`FileModel.forwarders`) -- a function of that
+        name elsewhere (a project's own `smart_cond`)."""
+        calls, higher_order = self.model.calls, self.model.higher_order
+        forwarders = []
+        for ref, text, method_style, edges, lambdas, forwarder in self._pending_higher_order:
+            qname = self._resolver.resolve(ref) if ref is not None else None
+            if qname in tfapi.HIGHER_ORDER_CALLS or method_style:
+                wrapper = None
+                if forwarder is not None:
+                    forwarders.append(forwarder)
+                for i in lambdas:
+                    higher_order[i] = (text, None, qname)
+            elif qname:
+                wrapper = qname
+            else:
+                continue
+            for edge in edges:
+                higher_order[len(calls)] = (text, wrapper, qname)
+                calls.append(edge)
+        self.model.forwarders = tuple(dict.fromkeys(forwarders))
+
     def finish(self) -> FileModel:
+        if self._update_params:
+            self._settle_parameters()  # makes bounds: before they are resolved
         if self._import_before is not None:
             self.model.import_line = self._import_before.line
         elif self._import_after is not None:
@@ -1365,7 +1722,8 @@ class ModelBuilder:
         for update, update_ref, alternative in self._pending_updates:
             if update_ref is not None and alternative is not None and \
                     resolve(update_ref) in tfapi.UPDATE_FUNCTIONS:
-                update.receiver, update.value, update.accumulates, update.depends = alternative
+                update.receiver, update.value, update.accumulates, update.depends, \
+                    update.source = alternative
                 update.function_style = True
             self.model.updates.append(update)
         for ref, reads in self._pending_checkpoints:
@@ -1376,9 +1734,21 @@ class ModelBuilder:
                 self.model.reads.append(function_style)
             elif method_style is not None:
                 self.model.reads.append(method_style)
+        self._link_higher_order()
         for layer, ref in self._pending_layer_calls:
             layer.callee = resolve(ref)
             self.model.layer_calls.append(layer)
+        for scope, entry, ref in self._pending_creator_scopes:
+            if resolve(ref) in tfapi.VARIABLE_CREATOR_SCOPES:
+                if entry is not None:
+                    entry.creator = len(self.model.creator_scopes)
+                self.model.creator_scopes.append(scope)
+        member_of = self._creator_member
+        for function_id, (node, method) in self._creator_candidates.items():
+            # Members are named through module-level names (`tf.VariableSynchronization`):
+            # resolved where the whole module is bound.
+            _, ops = creators.effect_of(node, self._ref, method)
+            self.model.creator_effects[function_id] = creators.resolved(ops, member_of)
         for info, refs in self._pending_bases:
             info.bases = tuple(q for q in (resolve(r) for r in refs) if q)
         if self._handovers:  # (once names and bases are resolved; adds some to resolve)
@@ -1403,6 +1773,16 @@ class ModelBuilder:
                 self.model.exports[name] = self._resolver.canonical(first.qname)
         self.model.keras_families = tuple(sorted(self._keras_imports))
         return self.model
+
+
+    def _creator_member(self, ref: object, setting: str) -> Optional[str]:
+        """The member of `setting`'s enum a creator's placeholder names, if it is one."""
+        assert isinstance(ref, PendingRef)
+        enum_class, _, member = (self._resolver.resolve(ref) or "").rpartition(".")
+        spec = tfapi.ENUM_CLASSES.get(enum_class)
+        if spec is None or spec.setting != setting:
+            return None
+        return member if member in spec.members else spec.aliases.get(member)
 
 
 # The value of an argument nobody reads (Construction.args of a class that is not a Keras

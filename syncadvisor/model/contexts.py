@@ -18,7 +18,8 @@ from ..findings import Related
 from ..records import record
 from . import tfapi
 from .facts import (BOUND_CALL, BOUND_METHOD, BOUND_NAMES, BOUND_PARAM, BOUND_QNAME,
-                    BOUND_SELF_ATTR, Bound, ClassInfo, Construction, FileModel, Span)
+                    BOUND_SELF_ATTR, Bound, ClassInfo, Construction, CreatorScope, FileModel,
+                    Span)
 
 _MAX_DEPTH = 8
 _UNKNOWN_POSITION = 1 << 16  # past a `*args`: no positional parameter is known to be filled
@@ -39,10 +40,25 @@ Note = Callable[[str, Related], None]
 
 
 @record(frozen=True)
+class Creator:
+    """A variable creator in effect (`tf.variable_creator_scope(creator)`)."""
+
+    text: str  # as written, e.g. "replica_local_creator"
+    path: str
+    line: int  # of the `variable_creator_scope` call
+    ops: Optional[tuple]  # its program (creators.py); None: one the run cannot read
+
+
+@record(frozen=True)
 class StrategyOption:
     kind: str  # a tfapi strategy kind, or tfapi.ANY_STRATEGY (or _CURRENT, while linking)
     path: Optional[str] = None
     line: Optional[int] = None
+    # A project subclass of the strategy class (`Replicator` for `class Replicator(tf.
+    # distribute.MirroredStrategy)`), and the creators its own `scope()` enters inside
+    # the strategy's, innermost (first to run) first.
+    subclass: Optional[str] = None
+    creators: Tuple[Creator, ...] = ()
     # For _CURRENT: the `tf.distribute.get_strategy()` call, whose contexts say which.
     at: Optional[Span] = None
 
@@ -74,6 +90,20 @@ IN_STRATEGY = "strategy"
 class Context:
     kind: str
     strategy: Optional[Strategy] = None
+    # Variable creators entered inside the strategy's scope (or, outside any, around the
+    # code), innermost (first to run) first: a variable created here goes through them
+    # before the strategy sees it. Those entered outside the scope run after the strategy
+    # has validated the choice, and are not kept.
+    creators: Tuple[Creator, ...] = ()
+
+    def with_creators(self, inner: Tuple[Creator, ...]) -> "Context":
+        """This context with `inner` entered inside it. A creator already in effect is not
+        entered twice: a recursive call under a creator gives its callee finitely many
+        contexts."""
+        if not inner:
+            return self
+        added = tuple(c for c in inner if c not in self.creators)
+        return Context(self.kind, self.strategy, added + self.creators) if added else self
 
 
 CTX_NONE = Context(NO_STRATEGY)
@@ -89,6 +119,8 @@ class ProjectIndex:
         self.functions: Dict[str, FileModel] = {}
         self.classes: Dict[str, ClassInfo] = {}
         self.class_files: Dict[str, FileModel] = {}
+        # Functions that hand a parameter to a higher-order call (FileModel.forwarders).
+        self.forwarders: Set[str] = set()
         # Memos: linking asks the same few classes about the same methods again and
         # again (every call `obj.m()` of the run).
         self._mro: Dict[str, List[str]] = {}
@@ -108,6 +140,8 @@ class ProjectIndex:
         self._following = False  # while calls of parameters are added to `_calls_into`
         for fm in self.files:
             self.modules.setdefault(fm.module, fm)
+            if fm.forwarders:
+                self.forwarders.update(fm.forwarders)
             for fid in fm.functions:
                 self.functions[fid] = fm
             for cid, info in fm.classes.items():
@@ -553,11 +587,13 @@ class StrategyResolver:
                 return [StrategyOption(tfapi.STRATEGY_CONSTRUCTORS[qname], path, line)]
             if qname in tfapi.CURRENT_STRATEGY_CALLS:
                 if self.current and bound.span is not None:
-                    return [StrategyOption(_CURRENT, path, bound.span.line, bound.span)]
+                    return [StrategyOption(_CURRENT, path, bound.span.line, at=bound.span)]
                 return [StrategyOption(tfapi.ANY_STRATEGY)]
             if qname in index.functions:
                 fm = index.functions[qname]
                 return self._from_many(fm.functions[qname].returns, fm.path, depth)
+            if qname in index.classes:
+                return self._subclass(qname, bound, path)
             return []
         if kind == BOUND_QNAME and bound.qname:
             if any(bound.qname.startswith(p) for p in tfapi.NOT_STRATEGY_PREFIXES):
@@ -587,6 +623,43 @@ class StrategyResolver:
             return self._from_many(fm.functions[fid].returns, fm.path, depth)
         return []
 
+    def _subclass(self, class_id: str, bound: Bound, path: str) -> List[StrategyOption]:
+        """A project class derived from a strategy class is that strategy."""
+        index = self._index
+        kind = next((tfapi.STRATEGY_CONSTRUCTORS[b] for b in index.external_bases(class_id)
+                     if b in tfapi.STRATEGY_CONSTRUCTORS), None)
+        if kind is None:
+            return []
+        line = bound.span.line if bound.span else None
+        scope = index.method(class_id, tfapi.STRATEGY_SCOPE_METHOD)
+        creators: Tuple[Creator, ...] = ()
+        if scope is not None:
+            fm = index.functions[scope]
+            # Entered one after the other in `scope()`: the last one is the innermost.
+            creators = tuple(reversed([self.creator(s, fm) for s in fm.creator_scopes
+                                       if s.function == scope]))
+        return [StrategyOption(kind, path, line, index.classes[class_id].name, creators)]
+
+    def creator(self, scope: CreatorScope, fm: FileModel) -> Creator:
+        """The creator a `variable_creator_scope` call enters, with its program when it
+        is a function of the run the model reads."""
+        return Creator(scope.text, fm.path, scope.span.line,
+                       self._creator_ops(scope.creator, fm.path, 0))
+
+    def _creator_ops(self, bound: Bound, path: str, depth: int) -> Optional[tuple]:
+        index = self._index
+        if bound.kind == BOUND_QNAME and bound.qname:
+            fm = index.functions.get(bound.qname) or index.functions.get(
+                index.external_name(bound.qname))
+            if fm is not None:
+                name = bound.qname if bound.qname in fm.functions else \
+                    index.external_name(bound.qname)
+                return fm.creator_effects.get(name)
+            return None
+        if bound.kind == BOUND_NAMES and len(bound.options) == 1 and depth < _MAX_DEPTH:
+            return self._creator_ops(bound.options[0], path, depth + 1)
+        return None
+
     def _from_many(self, bounds: Iterable[Bound], path: str, depth: int) -> List[StrategyOption]:
         options: List[StrategyOption] = []
         for bound in bounds:
@@ -602,21 +675,54 @@ class ContextAnalysis:
         self.resolver = StrategyResolver(index)
         # (path, scope index) -> the strategy of that `with X.scope()`, None if not one.
         self.scope_strategy: Dict[Tuple[str, int], Optional[Strategy]] = {}
-        self.function_contexts: Dict[str, Set[Context]] = defaultdict(set)
+        self._function_contexts: Optional[Dict[str, Set[Context]]] = None
         # path -> [(index of a call in the file's `calls`, its callees)], calls with any
         self.callee_table: CalleeTable = {}
+        # path -> the indices of its higher-order edges that do not hold: their callee is
+        # a function that does not forward its callables (FileModel.higher_order).
+        self.dropped_calls: Dict[str, Set[int]] = {}
+        # ... and the calls `obj.method()` of a project class's instance, which only the
+        # usage analysis resolves (`add_instance_calls`, before any context is asked for)
+        self._instance_calls: CalleeTable = {}
+        # (path, scope index) -> the creator of a `with tf.variable_creator_scope(...)`
+        self.scope_creator: Dict[Tuple[str, int], Creator] = {}
+        self._settling = False  # (while contexts propagate)
         self.resolver.current = True
         for fm in index.files:
             for i, entry in enumerate(fm.scopes):
+                if entry.creator != -1:
+                    if entry.creator >= 0:
+                        self.scope_creator[(fm.path, i)] = self.resolver.creator(
+                            fm.creator_scopes[entry.creator], fm)
+                    continue
                 self.scope_strategy[(fm.path, i)] = self.resolver.strategy_of(
                     entry.receivers, entry.text, fm.path)
+            self.callee_table[fm.path] = self._callees_of_calls(fm)
         self.resolver.current = False
-        self._propagate()
-        for _ in range(_MAX_DEPTH):  # a `get_strategy()` under one: settled in rounds
-            if not self._settle_current():
-                break
-            self.function_contexts.clear()
-            self._propagate()
+        # Whether a scope's strategy is still a `get_strategy()` to settle (`_settle_current`).
+        self._unsettled = any(strategy is not None and _CURRENT in strategy.kinds
+                              for strategy in self.scope_strategy.values())
+
+    def add_instance_calls(self, table: CalleeTable) -> None:
+        """`model.compile()` runs `Model.compile` of the project in the caller's context."""
+        assert self._function_contexts is None, "contexts already propagated"
+        self._instance_calls = table
+
+    @property
+    def function_contexts(self) -> Dict[str, Set[Context]]:
+        if self._function_contexts is None:
+            self._settling = True
+            try:
+                self._function_contexts = defaultdict(set)
+                self._propagate(self._function_contexts)
+                for _ in range(_MAX_DEPTH):  # a `get_strategy()` under one: in rounds
+                    if not self._settle_current():
+                        break
+                    self._function_contexts = defaultdict(set)
+                    self._propagate(self._function_contexts)
+            finally:
+                self._settling = False
+        return self._function_contexts
 
     def _settle_current(self) -> bool:
         """Replace in each scope the strategy a `tf.distribute.get_strategy()` returns
@@ -627,6 +733,7 @@ class ContextAnalysis:
         pending = {key: strategy for key, strategy in self.scope_strategy.items()
                    if strategy is not None and _CURRENT in strategy.kinds}
         if not pending:
+            self._unsettled = False
             return False
         calls: Dict[Tuple[str, Span], Tuple[Optional[str], Tuple[int, ...]]] = {}
         for fm in self.index.files:
@@ -663,23 +770,39 @@ class ContextAnalysis:
         self.scope_strategy.update(settled)
         return True
 
-    def scope_context(self, path: str, scopes: Tuple[int, ...]) -> Optional[Context]:
-        """The context given by the innermost strategy scope among `scopes`."""
+    def _lexical(self, path: str, scopes: Tuple[int, ...]
+                 ) -> Tuple[Optional[Context], Tuple[Creator, ...]]:
+        """(the context given by the innermost strategy scope among `scopes`, with the
+        creators entered inside it; the creators entered where there is none)."""
+        if not scopes:
+            return None, ()
+        if self._unsettled and not self._settling:
+            _ = self.function_contexts  # (settles the scopes of `get_strategy()` first)
+        inner: List[Creator] = []
         for i in reversed(scopes):
             strategy = self.scope_strategy.get((path, i))
             if strategy is not None:
-                return Context(IN_STRATEGY, strategy)
-        return None
+                return Context(IN_STRATEGY, strategy, tuple(inner)), ()
+            creator = self.scope_creator.get((path, i))
+            if creator is not None:
+                inner.append(creator)
+        return None, tuple(inner)
+
+    def scope_context(self, path: str, scopes: Tuple[int, ...]) -> Optional[Context]:
+        """The context given by the innermost strategy scope among `scopes`."""
+        return self._lexical(path, scopes)[0]
 
     def contexts_at(self, path: str, function: Optional[str],
                     scopes: Tuple[int, ...]) -> FrozenSet[Context]:
-        lexical = self.scope_context(path, scopes)
+        lexical, creators = self._lexical(path, scopes)
         if lexical is not None:
             return frozenset({lexical})
         if function is None:
-            return frozenset({CTX_NONE})
+            return frozenset({CTX_NONE.with_creators(creators)})
         found = self.function_contexts.get(function)
-        return frozenset(found) if found else frozenset({CTX_UNKNOWN})
+        if not found:
+            return frozenset({CTX_UNKNOWN.with_creators(creators)})
+        return frozenset(c.with_creators(creators) for c in found)
 
     def _callees_of_calls(self, fm: FileModel) -> List[Tuple[int, List[str]]]:
         """[(i, the project functions call `i` may run)] for the calls that may run
@@ -705,26 +828,34 @@ class ContextAnalysis:
                 fid = method(qname, callee.attr)
                 if fid:
                     table.append((i, [fid]))
+        if fm.higher_order:
+            forwarders = index.forwarders
+            dropped = {i for i, (_, wrapper, _) in fm.higher_order.items()
+                       if wrapper is not None and wrapper not in forwarders}
+            if dropped:
+                self.dropped_calls[fm.path] = dropped
+                table = [entry for entry in table if entry[0] not in dropped]
         return table
 
-    def _propagate(self) -> None:
+    def _propagate(self, contexts: Dict[str, Set[Context]]) -> None:
         incoming: Dict[str, List[Tuple[Optional[str], Optional[Context]]]] = defaultdict(list)
-        outgoing: Dict[Optional[str], List[Tuple[str, Optional[Context]]]] = defaultdict(list)
+        # (callee, the context the call gives it, else the creators entered around the
+        # call: the callee runs in its caller's contexts, with those in effect too)
+        outgoing: Dict[Optional[str], List[Tuple[str, Optional[Context], Tuple[Creator, ...]]]
+                       ] = defaultdict(list)
         for fm in self.index.files:
-            table = self.callee_table[fm.path] = self._callees_of_calls(fm)
             calls = fm.calls
-            for i, targets in table:
+            for i, targets in self.callee_table[fm.path] + self._instance_calls.get(fm.path, []):
                 edge = calls[i]
-                lexical = self.scope_context(fm.path, edge.scopes)
+                lexical, creators = self._lexical(fm.path, edge.scopes)
                 if lexical is None and edge.caller is None:
-                    lexical = CTX_NONE
+                    lexical = CTX_NONE.with_creators(creators)
                 for target in targets:
-                    outgoing[edge.caller].append((target, lexical))
+                    outgoing[edge.caller].append((target, lexical, creators))
                     incoming[target].append((edge.caller, lexical))
-        contexts = self.function_contexts
         queue: deque = deque()
         for edges in outgoing.values():
-            for target, lexical in edges:
+            for target, lexical, _ in edges:
                 if lexical is not None and lexical not in contexts[target]:
                     contexts[target].add(lexical)
                     queue.append(target)
@@ -736,32 +867,61 @@ class ContextAnalysis:
         while queue:
             caller = queue.popleft()
             source = contexts[caller]
-            for target, lexical in outgoing.get(caller, ()):
+            for target, lexical, creators in outgoing.get(caller, ()):
                 if lexical is not None:
                     continue
                 before = len(contexts[target])
-                contexts[target] |= source
+                contexts[target] |= {c.with_creators(creators) for c in source} \
+                    if creators else source
                 if len(contexts[target]) != before:
                     queue.append(target)
 
 
 def describe_strategy(strategy: Strategy, here: str, note: Optional[Note] = None) -> str:
-    """`strategy` (MirroredStrategy created at line 5) -- for messages. `note(phrase,
+    """`strategy` (MirroredStrategy created at line 5) -- for messages; a subclass by its
+    name: `strategy` (Replicator, a MirroredStrategy, created at line 6). `note(phrase,
     place)` learns each "MirroredStrategy created at line 5" and the place it names."""
     parts = []
     for option in strategy.options:
         if option.kind == tfapi.ANY_STRATEGY:
             parts.append("a strategy this run cannot identify")
             continue
-        part = option.kind
+        label = option.kind if option.subclass is None else \
+            f"{option.subclass}, a {option.kind}"
+        part = label + ("," if option.subclass is not None and option.line is not None else "")
         if option.line is not None:
             part += f" created at line {option.line}" if option.path == here else \
                 f" created at {option.path}:{option.line}"
             if note is not None and option.path is not None:
                 note(part, Related(option.path, option.line,
-                                   f"`{strategy.text}` ({option.kind}) created"))
+                                   f"`{strategy.text}` ({label}) created"))
         parts.append(part)
     return f"`{strategy.text}` ({' or '.join(parts)})"
+
+
+def unread_creator(context: Context) -> Optional[Creator]:
+    """A creator in effect in `context` whose program the run cannot read: it may change
+    the choice of the variables created there before the strategy sees it."""
+    for creator in context.creators:
+        if creator.ops is None:
+            return creator
+    if context.strategy is not None:
+        for option in context.strategy.options:
+            for creator in option.creators:
+                if creator.ops is None:
+                    return creator
+    return None
+
+
+def describe_creator(creator: Creator, here: str, note: Optional[Note] = None) -> str:
+    """the variable creator `make` (entered at line 9) -- for messages; `note` learns the
+    place it names."""
+    where = f"entered at line {creator.line}" if creator.path == here else \
+        f"entered at {creator.path}:{creator.line}"
+    if note is not None:
+        note(where, Related(creator.path, creator.line,
+                            f"variable creator `{creator.text}` entered"))
+    return f"the variable creator `{creator.text}` ({where})"
 
 
 def span_line(span: Optional[Span]) -> Optional[int]:

@@ -157,10 +157,40 @@ class ScopeEntry:
     text: str  # the receiver as written
     span: Span  # the `X.scope()` call
     function: Optional[str]
+    # A `with tf.variable_creator_scope(c):` item instead: its index in
+    # `FileModel.creator_scopes` (-2 while the callee is not known to be one: then it is
+    # no scope of anything the model follows).
+    creator: int = -1
+
+
+@record(slots=True)
+class CreatorScope:
+    """A `tf.variable_creator_scope(creator)` call, in a `with` or not (`stack.enter_context
+    (...)`): variables created while it is entered go through `creator`."""
+
+    creator: Bound
+    text: str  # the creator as written
+    span: Span  # the call
+    function: Optional[str]
 
 
 # Update kinds of `Update.method`
 ASSIGN_METHODS = ("assign", "assign_add", "assign_sub")
+
+# Why a value can differ between replicas (`Source.kind`)
+SOURCE_INPUT = "input"  # a parameter: what each replica is handed (its batch, its gradients)
+SOURCE_RANDOM = "random"  # a random op
+SOURCE_REPLICA_ID = "replica-id"  # the replica's id
+SOURCE_STATE = "state"  # state whose copies can differ between replicas (found by linking)
+
+
+@record(slots=True)
+class Source:
+    """The first thing found that makes a value differ between replicas."""
+
+    kind: str  # one of the SOURCE_* kinds
+    name: str  # the parameter, the random op or the state, as written
+    span: Span  # where the value reads it
 
 
 @record(slots=True)
@@ -181,6 +211,8 @@ class Update:
     # The outside state the value reads (`self.x`, module names), if the value is the same
     # on every replica as long as that state is; None: it can differ (invariance.py).
     depends: Optional[Tuple[Bound, ...]] = None
+    # Where `depends` is None: what makes the value differ, if the walk found it.
+    source: Optional[Source] = None
 
 
 # Read kinds besides the read methods
@@ -321,6 +353,11 @@ class FileModel:
     # thousands.
     handovers: List[Tuple[int, Tuple[str, ...], Tuple[Optional[Bound], ...]]] = \
         field(default_factory=list)
+    creator_scopes: List[CreatorScope] = field(default_factory=list)
+    # Function id -> what it does to the variables it creates when used as a variable
+    # creator (creators.py), for the functions shaped like one (`(next_creator, **kwargs)`,
+    # calling `next_creator`); None: something the model cannot read.
+    creator_effects: Dict[str, Optional[tuple]] = field(default_factory=dict)
     # (function id, attr) -> how often `self.<attr>` is loaded there
     self_loads: Dict[Tuple[Optional[str], str], int] = field(default_factory=dict)
     keras_families: Tuple[str, ...] = ()  # Keras families this file imports
@@ -331,6 +368,16 @@ class FileModel:
     # aliases (`keras` -> `tf_keras` for `import tf_keras as keras`): what another module
     # reaches through this one.
     exports: Dict[str, str] = field(default_factory=dict)
+    # Index into `calls` -> (the higher-order callee as written, e.g. `tf.cond`; the
+    # project function it resolves to, or None; its qualified name, where it resolves):
+    # an edge to a callable handed to a higher-order call (tfapi.HIGHER_ORDER_CALLS),
+    # which runs it in the caller's context. One whose callee is a project function holds
+    # only if that function is in some file's `forwarders`.
+    higher_order: Dict[int, Tuple[str, Optional[str], Optional[str]]] = field(
+        default_factory=dict)
+    # Functions that hand a parameter of theirs to a higher-order call as its callable (a
+    # project's own `smart_cond` wrapping TensorFlow's).
+    forwarders: Tuple[str, ...] = ()
     import_line: int = 1  # where a fix may insert an import (after docstring, __future__)
     newline: str = "\n"  # the file's first line ending: what an inserted line ends with
 

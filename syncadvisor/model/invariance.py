@@ -3,7 +3,9 @@
 Inside a function that runs once per replica, what differs between replicas comes in
 through its parameters (what `strategy.run` and Keras hand each replica: the batch, the
 gradients), from random ops and from the replica's id; whatever is computed from them
-differs too. Literals, and what is computed from them and from state outside the
+differs too. A parameter of a function whose every call its file shows (a private method,
+a nested def) is rather what those calls pass: the builder settles it from them.
+Literals, and what is computed from them and from state outside the
 function (`self.kernel`, a module's variable), are the same on every replica -- as long as
 that state is itself the same on every replica, which only linking can tell (a
 NONE-aggregation variable written with per-replica values is not). So the answer here is
@@ -20,9 +22,10 @@ a callee reads besides its arguments is not followed into its body.
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterable, List, Optional, Sequence, Set
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from . import tfapi
+from .facts import SOURCE_INPUT, SOURCE_RANDOM, SOURCE_REPLICA_ID
 
 MAX_DEPTH = 24
 # Nodes one value may cost to follow: locals defined from each other over and over would
@@ -44,9 +47,10 @@ class Definitions:
     """A function's parameters, and every value each of its local names is bound to
     (None where the value is unknown, as for an exception caught)."""
 
-    __slots__ = ("params", "defs", "outer")
+    __slots__ = ("params", "defs", "outer", "node", "last")
 
     def __init__(self, fn: ast.AST, walrus: Iterable[str] = ()):
+        self.node = fn
         args = fn.args  # type: ignore[attr-defined]
         self.params: Set[str] = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
         self.params.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
@@ -65,6 +69,7 @@ class Definitions:
                 continue
             for block in _BLOCKS:
                 stack.extend(getattr(node, block, ()))
+        self.last = _last_assignments(body, self.defs) if isinstance(body, list) else {}
 
     def _note(self, node: ast.AST) -> None:
         if isinstance(node, ast.Assign):
@@ -106,11 +111,22 @@ class Invariance:
     """`reads(value)`: None if the value can differ between replicas, else the
     expressions of outside state it reads (`self.x` attributes, names from outside the
     functions), for linking to settle. `chain` is the functions around the value, the
-    innermost first; `self_name` the name of `self` in them."""
+    innermost first; `self_name` the name of `self` in them. After None, `source` is the
+    first thing found that makes it differ (a SOURCE_* kind, its name, the node that reads
+    it), or None where the walk gave up (too deep, or a form it does not follow).
 
-    def __init__(self, chain: Sequence[Definitions], self_name: Optional[str]):
+    `callers_seen[level]` says whether the function at that level of the chain is one
+    whose every call its file can show (see `ModelBuilder._settle_parameters`): a parameter
+    of it is then not "can differ" but what its callers pass, to settle once the file is
+    walked, and `params` lists those read (the level, the name, the node that reads it)."""
+
+    def __init__(self, chain: Sequence[Definitions], self_name: Optional[str],
+                 callers_seen: Sequence[bool] = ()):
         self.chain = chain
         self.self_name = self_name
+        self.callers_seen = callers_seen
+        self.params: List[Tuple[int, str, ast.Name]] = []
+        self.source: Optional[Tuple[str, str, ast.AST]] = None
         self._visiting: Set[str] = set()
         self._steps = MAX_STEPS
 
@@ -129,7 +145,9 @@ class Invariance:
             return self._name(node, found, depth)
         if isinstance(node, ast.Attribute):
             if node.attr in tfapi.PER_REPLICA_ATTRIBUTES:
-                return False
+                return self._differs(SOURCE_REPLICA_ID, node.attr, node)
+            if node.attr in tfapi.REPLICA_INVARIANT_ATTRIBUTES:
+                return True  # `inputs.dtype`: the same for every replica's batch
             if isinstance(node.value, ast.Name) and node.value.id == self.self_name \
                     and self.self_name is not None:
                 found.append(node)  # what other methods store there: linking decides
@@ -154,20 +172,29 @@ class Invariance:
             if name in definitions.outer:
                 break
             if name in definitions.params:
-                return False  # what each replica is handed
+                if name in tfapi.REPLICA_INVARIANT_PARAMETERS:
+                    return True  # Keras' `training`: one mode for every replica
+                if level < len(self.callers_seen) and self.callers_seen[level]:
+                    self.params.append((level, name, node))  # what its callers pass
+                    return True
+                return self._differs(SOURCE_INPUT, name, node)  # what each replica is handed
             if name in definitions.defs:
-                return self._values_of(name, found, depth, level)
+                return self._values_of(name, found, depth, level, node)
         found.append(node)  # a module's name, or a builtin
         return True
 
     def _values_of(self, name: str, found: List[ast.AST], depth: int,
-                   level: Optional[int] = None) -> bool:
+                   level: Optional[int] = None, use: Optional[ast.AST] = None) -> bool:
         """Whether every value bound to `name` in the function at `level` of the chain
-        (None: in any of them, for `self.x`) is the same on every replica."""
+        (None: in any of them, for `self.x`) that `use` may see is the same on every
+        replica."""
         for at, definitions in enumerate(self.chain):
             values = definitions.defs.get(name)
             if values is None or (level is not None and at != level):
                 continue
+            last = definitions.last.get(name) if use is not None else None
+            if last is not None and use is not None and _start(use) >= last[0]:
+                values = [last[1]]  # what `use` sees: the function has run past it
             key = f"{at}:{name}"
             if key in self._visiting:
                 continue  # a loop: decided by the name's other definitions
@@ -183,11 +210,48 @@ class Invariance:
     def _call(self, node: ast.Call, found: List[ast.AST], depth: int) -> bool:
         parts = _dotted(node.func)
         if parts and any(word in part for part in parts for word in tfapi.PER_REPLICA_CALL_WORDS):
-            return False
+            return self._differs(SOURCE_RANDOM, ".".join(parts), node)
         if parts and parts[-1] in tfapi.REPLICA_INVARIANT_RESULTS:
             return True  # all_reduce, all_gather, merge_call: every replica gets the same
         children: List[ast.AST] = [node.func, *node.args, *(k.value for k in node.keywords)]
         return all(self._collect(child, found, depth + 1) for child in children)
+
+    def _differs(self, kind: str, name: str, node: ast.AST) -> bool:
+        """False, noting the first source of difference found."""
+        if self.source is None:
+            self.source = (kind, name, node)
+        return False
+
+
+def _last_assignments(body: List[ast.stmt], defs: Dict[str, List[Optional[ast.AST]]]
+                      ) -> Dict[str, Tuple[Tuple[int, int], ast.AST]]:
+    """Names rebound by a plain `name = value` among the function's own statements (not
+    in a branch or a loop) after every other value they are bound to: a read after that
+    statement (later in the function, or in a function defined later, which cannot run
+    before its def) sees that value alone. Name -> (where the statement ends, the value)."""
+    last: Dict[str, Union[ast.Assign, ast.AnnAssign]] = {}
+    for statement in body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target = statement.targets[0]
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            target = statement.target
+        else:
+            continue
+        if isinstance(target, ast.Name) and len(defs.get(target.id, ())) > 1:
+            last[target.id] = statement
+    found: Dict[str, Tuple[Tuple[int, int], ast.AST]] = {}
+    for name, statement in last.items():
+        value = statement.value
+        start = (statement.lineno, statement.col_offset)
+        if value is not None and all(
+                other is value or (other is not None and other is not _FIXED
+                                   and _start(other) < start) for other in defs[name]):
+            found[name] = ((statement.end_lineno or 0, statement.end_col_offset or 0), value)
+    return found
+
+
+def _start(node: ast.AST) -> Tuple[int, int]:
+    return node.lineno, node.col_offset  # type: ignore[attr-defined]
 
 
 def _has_parameters(args: ast.arguments) -> bool:

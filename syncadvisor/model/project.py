@@ -13,10 +13,10 @@ from typing import Dict, Iterable, List, Optional, Tuple
 
 from ..records import record
 from .contexts import ContextAnalysis, ProjectIndex
-from .facts import BOUND_QNAME, FileModel
+from .facts import BOUND_QNAME, SOURCE_STATE, Bound, FileModel, Source
 from . import tfapi
 from .usage import PER_REPLICA, REPLICA_INVARIANT, UpdateInfo, UsageAnalysis
-from .variables import VariableSite, keras_class_kind, variable_sites
+from .variables import VariableSite, instance_kind, keras_class_kind, variable_sites
 
 
 @record
@@ -35,6 +35,7 @@ class Project:
         # reference cycle, so that it is freed as soon as a run is done with it (the
         # check command runs without the cycle collector).
         self.usage = UsageAnalysis(self.index, self.contexts, partial(_keras_kind, self.index))
+        self.contexts.add_instance_calls(self.usage.instance_calls)
         self.sites: Dict[str, List[VariableSite]] = {}
         by_key: Dict[Tuple[str, int], VariableSite] = {}
         for fm in self.index.files:
@@ -73,29 +74,54 @@ def _settle_invariance(usage: UsageAnalysis, by_key: Dict[Tuple[str, int], Varia
     """Each update whose value is the same on every replica as long as the state it
     reads is (`UpdateInfo.depends`) becomes REPLICA_INVARIANT unless that state denotes a
     variable that is not in sync: ON_READ (each replica reads its own copy), of unknown
-    synchronization, or with aggregation NONE and an update that can differ. The greatest
-    fixpoint: updates are assumed the same everywhere until shown otherwise, so that a
-    variable written from itself (`u.assign(f(u, kernel))`) stays in sync."""
-    pending: List[Tuple[UpdateInfo, List[VariableSite]]] = []
+    synchronization, or with aggregation NONE and an update that can differ; or an object
+    each replica keeps its own state in (a Keras 3 metric). The greatest fixpoint: updates
+    are assumed the same everywhere until shown otherwise, so that a variable written from
+    itself (`u.assign(f(u, kernel))`) stays in sync. An update that stays PER_REPLICA
+    names the state that makes it so (`UpdateInfo.source`)."""
+    pending: List[Tuple[UpdateInfo, List[Tuple[Bound, List[VariableSite]]]]] = []
     seen = set()
     for site in by_key.values():
         for update in site.updates:
             if update.value_kind != PER_REPLICA or update.depends is None or id(update) in seen:
                 continue
             seen.add(id(update))
-            keys = {key for bound in update.depends
-                    for key in usage.variables_of(bound, update.path)}
-            if any(key not in by_key for key in keys):
-                continue  # a variable the run does not see
-            update.value_kind = REPLICA_INVARIANT
-            pending.append((update, [by_key[key] for key in keys]))
+            read = []
+            for bound in update.depends:
+                if _replica_local(usage, bound, update.path):
+                    update.source = _state_source(bound)
+                    break
+                keys = usage.variables_of(bound, update.path)
+                if any(key not in by_key for key in keys):
+                    break  # a variable the run does not see
+                if keys:
+                    read.append((bound, [by_key[key] for key in keys]))
+            else:
+                update.value_kind = REPLICA_INVARIANT
+                pending.append((update, read))
     changed = True
     while changed:
         changed = False
-        for update, read in pending:
-            if update.value_kind == REPLICA_INVARIANT and not all(map(_in_sync, read)):
-                update.value_kind = PER_REPLICA
-                changed = True
+        for update, reads in pending:
+            if update.value_kind != REPLICA_INVARIANT:
+                continue
+            for bound, sites in reads:
+                if not all(map(_in_sync, sites)):
+                    update.value_kind = PER_REPLICA
+                    update.source = _state_source(bound)
+                    changed = True
+                    break
+
+
+def _replica_local(usage: UsageAnalysis, bound: Bound, path: str) -> bool:
+    """Whether `bound` may denote an object whose state each replica keeps its own copy
+    of and reads back as its own (`tfapi.REPLICA_LOCAL_OBJECTS`)."""
+    return any(instance_kind(class_id, usage.index) in tfapi.REPLICA_LOCAL_OBJECTS
+               for class_id in usage.instances_of(bound, path))
+
+
+def _state_source(bound: Bound) -> Optional[Source]:
+    return Source(SOURCE_STATE, bound.text, bound.span) if bound.span is not None else None
 
 
 def _in_sync(site: VariableSite) -> bool:

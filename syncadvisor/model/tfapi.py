@@ -524,6 +524,25 @@ STRATEGY_CONSTRUCTORS: Dict[str, str] = _strategy_names()
 CURRENT_STRATEGY_CALLS = frozenset(
     {"tensorflow.distribute.get_strategy", "tensorflow.compat.v1.distribute.get_strategy"}
 )
+# `with tf.variable_creator_scope(creator):` -- every variable created while it is entered
+# goes through `creator(next_creator, **kwargs)`, which may rewrite the keyword arguments
+# before it calls `next_creator(**kwargs)`. Entered inside a strategy's scope, the
+# creator runs before the strategy's own creator, so the strategy sees (and validates)
+# what it rewrote; entered outside, it runs after: the strategy has already decided.
+VARIABLE_CREATOR_SCOPES = frozenset({
+    "tensorflow.variable_creator_scope", "tensorflow.compat.v1.variable_creator_scope",
+    "tensorflow.python.ops.variable_scope.variable_creator_scope"})
+VARIABLE_CREATOR_SCOPE_NAMES = frozenset(q.rpartition(".")[2] for q in VARIABLE_CREATOR_SCOPES)
+# The keyword arguments a creator may rewrite that decide the choice the rules judge.
+CREATOR_SETTINGS = (SYNC, AGG)
+# `tf.Variable` (and every Keras API, which ends in it) passes both of them to the
+# creators whether written or not (AUTO and NONE by default): `kwargs.setdefault(...)`
+# in a creator never changes them.
+CREATOR_KWARGS_ALWAYS_PASSED = frozenset({SYNC, AGG})
+# A strategy's method that enters its scope: a subclass that overrides it may enter a
+# variable creator scope there (sonnet's `Replicator.scope`).
+STRATEGY_SCOPE_METHOD = "scope"
+
 # A `.scope()` on a receiver whose name matches this is taken for a strategy
 # scope even when the strategy object itself is not visible.
 STRATEGY_NAME_HINTS = ("strateg", "distribution")
@@ -625,8 +644,20 @@ UPDATE_CALLEE_NAMES = frozenset(UPDATE_METHODS)
 # `Dataset.shuffle`), and the replica's id.
 PER_REPLICA_CALL_WORDS = ("random", "dropout", "truncated_normal", "shuffle")
 PER_REPLICA_ATTRIBUTES = frozenset({"replica_id_in_sync_group"})
-# Replica-context calls whose result is the same on every replica.
+# Attributes of a tensor that every replica's share of a batch has alike: its dtype and its
+# number of dimensions. (Not `shape`: an uneven last batch gives replicas different sizes.)
+REPLICA_INVARIANT_ATTRIBUTES = frozenset({"dtype", "ndim", "rank", "base_dtype"})
+# Replica-context calls whose result is the same on every replica. (`Strategy.reduce`,
+# `StrategyExtended.reduce_to`/`batch_reduce_to` raise RuntimeError in replica context:
+# their results reach it only through `merge_call` or outside state.)
 REPLICA_INVARIANT_RESULTS = frozenset({"all_reduce", "all_gather", "merge_call"})
+# Objects each replica keeps its own state in, by (family, kind): a Keras 3 metric's
+# variables are ON_READ, and its `result()` in replica context reads the replica's own
+# (tf_keras wraps `result()` in `merge_call`: every replica gets the whole's).
+REPLICA_LOCAL_OBJECTS = frozenset({(KERAS3, METRIC)})
+# Parameters every replica is handed the same value for: Keras' `training` flag (a
+# Python bool, or one tensor for the whole step).
+REPLICA_INVARIANT_PARAMETERS = frozenset({"training"})
 
 # Reads that reduce an ON_READ variable in cross-replica context.
 READ_METHODS = frozenset({"numpy", "read_value", "value"})
@@ -680,6 +711,107 @@ LIBRARY_MODULES = frozenset({
     "typing", "warnings", "absl", "six", "copy", "inspect", "contextlib", "string", "pathlib",
     "functools",
 })
+# `functools.partial(f, ...)` handed to a higher-order call: `f` is what runs.
+PARTIAL_NAME = "partial"
+
+# Higher-order calls: the callables they are given run where they are called, in the
+# caller's strategy and replica context (TensorFlow traces a `tf.cond` branch, a
+# `while_loop` body, a `map_fn`/`vectorized_map` fn and a `Dataset.map` fn on the
+# caller's thread, inheriting its distribution strategy stack: inside `strategy.run` they
+# see the run's replica context). Qualified name -> the arguments that hold callables, as
+# (position, keyword); an argument may also be a list, tuple or dict of them, or of
+# `(predicate, fn)` pairs (`tf.case`). Not here: `tf.py_function`/`numpy_function`/
+# `py_func` (the Python function runs later, eagerly, under the default strategy:
+# observed on TF 2.21), and `tf.function` (wrapping runs nothing; FUNCTION_WRAPPERS).
+CallableSlots = Tuple[Tuple[Optional[int], str], ...]
+_COND: CallableSlots = ((1, "true_fn"), (2, "false_fn"))
+_LOOP: CallableSlots = ((0, "cond"), (1, "body"))
+_FN_FIRST: CallableSlots = ((0, "fn"),)
+HIGHER_ORDER_CALLS: Dict[str, CallableSlots] = {
+    "tensorflow.cond": _COND,
+    "tensorflow.compat.v1.cond": _COND + ((None, "fn1"), (None, "fn2")),
+    "tensorflow.case": ((0, "pred_fn_pairs"), (1, "default")),
+    "tensorflow.compat.v1.case": ((0, "pred_fn_pairs"), (1, "default")),
+    "tensorflow.switch_case": ((1, "branch_fns"), (2, "default")),
+    "tensorflow.compat.v1.switch_case": ((1, "branch_fns"), (2, "default")),
+    "tensorflow.python.framework.smart_cond.smart_cond": _COND,
+    "tensorflow.__internal__.smart_cond.smart_cond": _COND,
+    "tf_keras.utils.control_flow_util.smart_cond": _COND,
+    "tf_keras.backend.switch": ((1, "then_expression"), (2, "else_expression")),
+    "tensorflow.while_loop": _LOOP,
+    "tensorflow.compat.v1.while_loop": _LOOP,
+    "tensorflow.map_fn": _FN_FIRST,
+    "tensorflow.compat.v1.map_fn": _FN_FIRST,
+    "tensorflow.scan": _FN_FIRST,
+    "tensorflow.compat.v1.scan": _FN_FIRST,
+    "tensorflow.foldl": _FN_FIRST,
+    "tensorflow.compat.v1.foldl": _FN_FIRST,
+    "tensorflow.foldr": _FN_FIRST,
+    "tensorflow.compat.v1.foldr": _FN_FIRST,
+    "tensorflow.vectorized_map": _FN_FIRST,
+    "tensorflow.compat.v1.vectorized_map": _FN_FIRST,
+    # Keras 3's ops run their callables in place on the TensorFlow backend too.
+    "keras.ops.cond": _COND,
+    "keras.ops.while_loop": _LOOP,
+    "keras.ops.fori_loop": ((2, "body_fun"),),
+    "keras.ops.switch": ((1, "branches"),),
+    "keras.ops.map": ((0, "f"),),
+    "keras.ops.scan": ((0, "f"),),
+    "keras.ops.associative_scan": ((0, "f"),),
+    "keras.ops.vectorized_map": ((0, "function"),),
+}
+# `Dataset` methods, matched by name on any receiver (what a dataset is, is not tracked).
+HIGHER_ORDER_METHODS: Dict[str, CallableSlots] = {
+    "map": ((0, "map_func"),),
+    "flat_map": ((0, "map_func"),),
+    "interleave": ((0, "map_func"),),
+    "filter": ((0, "predicate"),),
+    "reduce": ((1, "reduce_func"),),
+    "scan": ((1, "scan_func"),),
+    "apply": ((0, "transformation_func"),),
+}
+
+# Higher-order calls whose callables TensorFlow builds as a graph branch or loop body:
+# in replica context, a `merge_call` there -- which an update of a variable with an
+# aggregation makes, as does `all_reduce` -- raises RuntimeError ("`merge_call` called
+# while defining a new graph or a tf.function"). Qualified name -> True where it always
+# does (`cond`, `case`, `switch_case`, `while_loop`, and `map_fn`/`scan`/`foldl`/`foldr`
+# and Keras 3's loops, which build a while loop), False where only a tensor predicate
+# makes a branch (`smart_cond`, `keras.ops.cond`: a Python bool calls the function
+# directly). Observed on TF 2.21 with MirroredStrategy (tests/runtime/
+# test_control_flow.py); `vectorized_map` ran such updates clean, and is not here.
+MERGE_CALL_REFUSING_CALLS: Dict[str, bool] = {
+    **dict.fromkeys((
+        "tensorflow.cond", "tensorflow.compat.v1.cond", "tensorflow.case",
+        "tensorflow.compat.v1.case", "tensorflow.switch_case",
+        "tensorflow.compat.v1.switch_case", "tensorflow.while_loop",
+        "tensorflow.compat.v1.while_loop", "tensorflow.map_fn", "tensorflow.compat.v1.map_fn",
+        "tensorflow.scan", "tensorflow.compat.v1.scan", "tensorflow.foldl",
+        "tensorflow.compat.v1.foldl", "tensorflow.foldr", "tensorflow.compat.v1.foldr",
+        "keras.ops.while_loop", "keras.ops.fori_loop", "keras.ops.switch", "keras.ops.map",
+        "keras.ops.scan"), True),
+    **dict.fromkeys((
+        "tensorflow.python.framework.smart_cond.smart_cond",
+        "tensorflow.__internal__.smart_cond.smart_cond",
+        "tf_keras.utils.control_flow_util.smart_cond", "keras.ops.cond"), False),
+}
+MERGE_CALL_REFUSED_ERROR = ("RuntimeError (\"`merge_call` called while defining a new graph "
+                            "or a tf.function\")")
+
+
+def _slots_by_name() -> Dict[str, CallableSlots]:
+    """Last name -> the slots of every higher-order callee of that name: what a call
+    must pass before its callee is resolved."""
+    table: Dict[str, CallableSlots] = {}
+    for qname, slots in HIGHER_ORDER_CALLS.items():
+        last = qname.rpartition(".")[2]
+        table[last] = tuple(dict.fromkeys(table.get(last, ()) + slots))
+    for last, slots in HIGHER_ORDER_METHODS.items():
+        table[last] = tuple(dict.fromkeys(table.get(last, ()) + slots))
+    return table
+
+
+HIGHER_ORDER_SLOTS_BY_NAME: Dict[str, CallableSlots] = _slots_by_name()
 
 # Modules whose classes are plain Python objects, not TensorFlow trackables: what an instance of
 # a class derived only from these (and `object`) holds on `self` is out of a checkpoint's reach
@@ -694,6 +826,14 @@ KERAS_REPLICA_METHODS: Dict[str, FrozenSet[str]] = {
     METRIC: frozenset({"update_state"}),
     OPTIMIZER: frozenset({"apply_gradients"}),
 }
+
+# Private methods TensorFlow and Keras call on a subclass with each replica's values (the
+# gradients): their callers are not in the subclass's file, whatever calls it shows.
+FRAMEWORK_CALLED_METHODS = frozenset({
+    "_resource_apply_dense", "_resource_apply_sparse",
+    "_resource_apply_sparse_duplicate_indices", "_apply_dense", "_apply_sparse",
+    "_apply_sparse_duplicate_indices", "_distributed_apply", "_update_step",
+    "_update_step_xla", "_backend_update_step", "_prepare_local", "_finish"})
 
 # Optimizer methods that make or update its variables under the strategy current then.
 OPTIMIZER_USE_METHODS = frozenset({"apply_gradients", "build", "minimize"})

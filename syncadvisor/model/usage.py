@@ -22,7 +22,7 @@ from .contexts import Context, ContextAnalysis, ProjectIndex, Strategy
 from .facts import (BOOL, BOUND_ATTR, BOUND_CALL, BOUND_CONTAINER, BOUND_ELEMENT, BOUND_ITEM,
                     BOUND_METHOD, BOUND_NAMES, BOUND_PARAM, BOUND_QNAME, BOUND_SELF_ATTR, CALL,
                     ENTRY_CROSS, FLOAT, INT, QNAME, READ_CHECKPOINT, READ_SAVE, READ_WRITE, Bound,
-                    Construction, CreationCall, FileModel, Read, Span, Value)
+                    Construction, CreationCall, FileModel, Read, Source, Span, Value)
 
 REPLICA = "replica"
 CROSS = "cross-replica"
@@ -50,6 +50,18 @@ class Where:
     at: Optional[Tuple[str, Span]] = None  # the call that entered this context
 
 
+@record(frozen=True)
+class Hop:
+    """One call on the way from where a context was entered to an update (messages)."""
+
+    caller: str  # the calling function's name
+    path: str
+    span: Span  # the call
+    callee: str  # the called function's name ("<lambda>" for a lambda)
+    through: Optional[str] = None  # the higher-order callee that runs it (`tf.cond`)
+    through_qname: Optional[str] = None  # ... its qualified name, where it resolves
+
+
 @record
 class UpdateInfo:
     """An update of a variable, classified."""
@@ -68,6 +80,9 @@ class UpdateInfo:
     # The state a PER_REPLICA value reads if it is the same everywhere while that state
     # is (facts.Update.depends); linking settles it to REPLICA_INVARIANT or keeps it.
     depends: Optional[Tuple[Bound, ...]] = None
+    # What makes a PER_REPLICA value differ, where known (facts.Update.source, or the
+    # state that linking found out of sync).
+    source: Optional[Source] = None
 
     @property
     def replica_context(self) -> Optional[bool]:
@@ -160,6 +175,17 @@ class UsageAnalysis:
         self._method_names = frozenset(
             name for owner, _, name in (fid.rpartition(".") for fid in index.functions)
             if owner in index.classes)
+        # Where -> the functions it enters (seeds of the propagation); path -> {index of a
+        # call in the file's `calls`: the project functions it runs}; what `call_path`
+        # searches, with its forward edges and searches, made when first asked for.
+        self._entered: Dict[Where, List[str]] = defaultdict(list)
+        self._call_targets: Dict[str, Dict[int, List[str]]] = {}
+        self._forward: Optional[Dict[str, List[Tuple[str, str, int]]]] = None
+        self._parents: Dict[Where, Dict[str, Tuple[str, str, int]]] = {}
+        self._files_by_path: Optional[Dict[str, FileModel]] = None
+        # path -> [(i, the project methods `obj.method()` call `i` may run)], for calls
+        # the context analysis's own table leaves out
+        self.instance_calls: Dict[str, List[Tuple[int, List[str]]]] = {}
         # path -> {span: (caller, scopes)} of the file's calls, made when first asked for
         self._edges_by_span: Dict[str, Dict[Span, Tuple[Optional[str], Tuple[int, ...]]]] = {}
         index.set_instances(self.instances_of)
@@ -332,7 +358,8 @@ class UsageAnalysis:
         outgoing: Dict[Optional[str], List[str]] = defaultdict(list)
         has_caller: Set[str] = set()
         for fm in index.files:
-            for i, targets in self._targets_of_calls(fm).items():
+            table = self._call_targets[fm.path] = self._targets_of_calls(fm)
+            for i, targets in table.items():
                 edge = fm.calls[i]
                 for target in targets:
                     outgoing[edge.caller].append(target)
@@ -346,6 +373,7 @@ class UsageAnalysis:
                 seeds.append((fid, Where(UNKNOWN)))
         queue: deque = deque()
         for fid, where in seeds:
+            self._entered[where].append(fid)
             if where not in self.where[fid]:
                 self.where[fid].add(where)
                 queue.append(fid)
@@ -358,12 +386,75 @@ class UsageAnalysis:
                 if len(self.where[target]) != before:
                     queue.append(target)
 
+    def call_path(self, where: Where, function: Optional[str]) -> List[Hop]:
+        """The calls by which code entered as `where` says reaches `function`: a shortest
+        chain from a function `where` enters. [] where it enters `function` itself or no
+        chain is known. Searched only for what a message names, once per `where`."""
+        entered = self._entered.get(where)
+        if function is None or not entered or function in entered:
+            return []
+        parents = self._parents.get(where)
+        if parents is None:
+            parents = self._parents[where] = self._search(entered)
+        chain: List[Tuple[str, str, int]] = []
+        node = function
+        while node in parents:
+            chain.append(parents[node])
+            node = parents[node][0]
+        if node not in entered:
+            return []
+        by_path = self._files_by_path
+        if by_path is None:
+            by_path = self._files_by_path = {fm.path: fm for fm in self.index.files}
+        hops: List[Hop] = []
+        target = function
+        for caller, path, i in chain:
+            fm = by_path[path]
+            higher_order = fm.higher_order.get(i)
+            hops.append(Hop(self._name(caller), path, fm.calls[i].span, self._name(target),
+                            *(higher_order[::2] if higher_order else ())))
+            target = caller
+        hops.reverse()
+        return hops
+
+    def _name(self, fid: str) -> str:
+        fm = self.index.functions.get(fid)
+        return fm.functions[fid].name if fm is not None else fid.rpartition(".")[2]
+
+    def _search(self, entered: List[str]) -> Dict[str, Tuple[str, str, int]]:
+        """Breadth first from `entered` over the call edges: function -> (its caller, the
+        call's path and index) on a shortest chain."""
+        forward = self._forward
+        if forward is None:
+            forward = self._forward = defaultdict(list)
+            for fm in self.index.files:
+                calls = fm.calls
+                for i, targets in self._call_targets.get(fm.path, {}).items():
+                    caller = calls[i].caller
+                    if caller is not None:
+                        for target in targets:
+                            forward[caller].append((target, fm.path, i))
+        parents: Dict[str, Tuple[str, str, int]] = {}
+        seen = set(entered)
+        queue = deque(entered)
+        while queue:
+            caller = queue.popleft()
+            for target, path, i in forward.get(caller, ()):
+                if target not in seen:
+                    seen.add(target)
+                    parents[target] = (caller, path, i)
+                    queue.append(target)
+        return parents
+
     def _targets_of_calls(self, fm: FileModel) -> Dict[int, List[str]]:
         table: Dict[int, List[str]] = {}
         callees, method_names = dict(self.contexts.callee_table[fm.path]), self._method_names
+        dropped = self.contexts.dropped_calls.get(fm.path, ())
         for i, edge in enumerate(fm.calls):
             targets = callees.get(i)
             if targets is None:
+                if i in dropped:
+                    continue
                 callee = edge.callee  # `obj.method()`, obj maybe a project class's instance
                 if callee.attr not in method_names or callee.kind != BOUND_CALL:
                     continue
@@ -373,6 +464,7 @@ class UsageAnalysis:
                 targets = self._instance_callees(callee, fm.path)
                 if not targets:
                     continue
+                self.instance_calls.setdefault(fm.path, []).append((i, targets))
             table[i] = targets
         return table
 
@@ -416,7 +508,7 @@ class UsageAnalysis:
                 info = UpdateInfo(fm.path, update.method, update.value, value_kind(update.value),
                                   update.span, update.function, self.where_at(update.function),
                                   contexts, update.function_style, update.accumulates,
-                                  update.depends)
+                                  update.depends, update.source)
                 for key in keys:
                     result[key].append(info)
         return result

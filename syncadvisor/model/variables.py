@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from ..records import field, record
+from . import creators as creator_programs
 from . import tfapi
-from .contexts import Context, ContextAnalysis, ProjectIndex
+from .contexts import Context, ContextAnalysis, Creator, ProjectIndex
 from .facts import (
     BOOL, CALL, FLOAT, INT, NONE, QNAME, STR, Argument, Bound, CreationCall, FileModel, Value,
 )
@@ -43,10 +44,19 @@ class Setting:
     # The member an invalid value evidently means ("ON_READ" for the string "on_read"),
     # for fixes; `member` stays None because TensorFlow rejects the value.
     intended: Optional[str] = None
+    # The variable creator in effect that rewrites the member (`tf.variable_creator_scope`)
+    # and the member before it did: `member` is what the strategy and the variable get,
+    # `written_member` what the API itself sees (tf_keras checks ON_READ + trainable there).
+    creator: Optional[Creator] = None
+    before_creator: Optional[str] = None
 
     @property
     def written(self) -> bool:
         return self.arg is not None
+
+    @property
+    def written_member(self) -> Optional[str]:
+        return self.before_creator if self.creator is not None else self.member
 
 
 @record
@@ -120,6 +130,15 @@ def receiver_kind(classes: Sequence[str], method: str,
     if len(kinds) != 1:
         return None, None
     return kinds.pop()
+
+
+def instance_kind(class_id: str, index: ProjectIndex) -> Tuple[Optional[str], Optional[str]]:
+    """(family, kind) of an instance of a class: a project class by its Keras bases, a
+    library class by its module."""
+    fm = index.class_files.get(class_id)
+    if fm is not None:
+        return keras_class_kind(class_id, fm, index)
+    return _library_class_kind(index.external_name(class_id))
 
 
 def _library_class_kind(qname: str) -> Tuple[Optional[str], Optional[str]]:
@@ -307,6 +326,52 @@ def infer_dtype(value: Optional[Value]) -> Optional[str]:
     return None
 
 
+def _chains(context: Context) -> List[Tuple[Creator, ...]]:
+    """The creators a variable created in `context` goes through, first to run first: one
+    chain per way the strategy may have been made."""
+    if context.strategy is None:
+        return [context.creators]
+    return [context.creators + option.creators for option in context.strategy.options]
+
+
+def _with_creators(sync: Setting, agg: Setting, contexts: FrozenSet[Context]
+                   ) -> Tuple[Setting, Setting]:
+    """The settings the strategy sees once the variable creators in effect have run: where
+    every context that has readable creators agrees with every other (one without any
+    passes the written choice on), their result; else the choice as written. A creator
+    the run cannot read leaves it as written (`unread_creator` makes the verdict a
+    warning)."""
+    written = {tfapi.SYNC: sync.member, tfapi.AGG: agg.member}
+    if sync.member is None or agg.member is None:
+        return sync, agg  # a value the API rejects before any creator runs
+    results = set()
+    changed_by: Optional[Creator] = None
+    for context in contexts:
+        for chain in _chains(context):
+            if any(c.ops is None for c in chain):
+                continue
+            choice: Optional[Dict[str, Optional[str]]] = written
+            for creator in chain:
+                before = choice
+                choice = creator_programs.run(creator.ops or (), choice) if choice else None
+                if choice is not None and choice != before and changed_by is None:
+                    changed_by = creator
+            results.add(None if choice is None else (choice[tfapi.SYNC], choice[tfapi.AGG]))
+    if changed_by is None or len(results) != 1:
+        return sync, agg
+    result = results.pop()
+    if result is None:
+        return sync, agg
+    return _rewritten(sync, result[0], changed_by), _rewritten(agg, result[1], changed_by)
+
+
+def _rewritten(setting: Setting, member: Optional[str], creator: Creator) -> Setting:
+    if member == setting.member:
+        return setting
+    return Setting(member, setting.form, setting.arg, setting.positional, setting.intended,
+                   creator, setting.member)
+
+
 def normalise(call: CreationCall, fm: FileModel, index: ProjectIndex,
               contexts: ContextAnalysis,
               instances: Optional[Instances] = None) -> Optional[VariableSite]:
@@ -316,8 +381,16 @@ def normalise(call: CreationCall, fm: FileModel, index: ProjectIndex,
     bound, unexpected, unpacked = _bind_arguments(call, api)
     sync = _setting(api, tfapi.SYNC, bound.get(tfapi.SYNC), unpacked)
     agg = _setting(api, tfapi.AGG, bound.get(tfapi.AGG), unpacked)
+    site_contexts = contexts.contexts_at(fm.path, call.function, call.scopes)
+    written_sync = sync
+    if any(c.creators or (c.strategy is not None and any(o.creators for o in c.strategy.options))
+           for c in site_contexts):
+        sync, agg = _with_creators(sync, agg, site_contexts)
     trainable_passed = bound.get("trainable")
-    trainable = _trainable(api, trainable_passed, sync, unpacked)
+    # tf.Variable settles a trainable left out from the synchronization it is given in
+    # the end; a Keras API from the one written, before any creator runs.
+    trainable = _trainable(api, trainable_passed, sync if api.family == tfapi.TF
+                           else written_sync, unpacked)
     dtype_value = bound.get(api.dtype_param or "")
     dtype_source: Optional[Value] = dtype_value[0].value if dtype_value else None
     dtype = dtype_name(dtype_source)
@@ -332,7 +405,7 @@ def normalise(call: CreationCall, fm: FileModel, index: ProjectIndex,
         path=fm.path, call=call, api=api, sync=sync, agg=agg, trainable=trainable,
         trainable_arg=trainable_passed[0] if trainable_passed else None,
         dtype=dtype, dtype_source=dtype_source,
-        contexts=contexts.contexts_at(fm.path, call.function, call.scopes),
+        contexts=site_contexts,
         unexpected=unexpected,
     )
 

@@ -17,8 +17,9 @@ from ..records import field, record
 from ..findings import ERROR, INFO, SAFE, UNSAFE, WARNING, Edit, Finding, Fix, Related
 from ..model import tfapi
 from ..model.contexts import (IN_STRATEGY, NO_STRATEGY, UNKNOWN, Context, Note, Strategy,
-                              describe_strategy)
-from ..model.facts import QNAME, Argument, CreationCall, FileModel, Span
+                              describe_creator, describe_strategy, unread_creator)
+from ..model.facts import (QNAME, SOURCE_INPUT, SOURCE_RANDOM, SOURCE_REPLICA_ID, SOURCE_STATE,
+                           Argument, CreationCall, FileModel, Span)
 from ..model.project import LinkedFile
 from ..model.usage import CONSTANT, PYTHON_NUMBER, REPLICA_INVARIANT
 from ..model.variables import Setting, VariableSite
@@ -112,7 +113,8 @@ def judge(contexts: Sequence[Context], fails_under: Sequence[str], here: str,
         if ctx.kind == NO_STRATEGY:
             continue
         if ctx.kind == UNKNOWN:
-            if assume == "mirrored" and tfapi.MIRRORED in failing_kinds:
+            if assume == "mirrored" and tfapi.MIRRORED in failing_kinds \
+                    and unread_creator(ctx) is None:
                 certain.append(f"under {tfapi.MIRRORED} (assumed by `assume-strategy`)")
             elif assume != "none":
                 unknown = True
@@ -120,7 +122,12 @@ def judge(contexts: Sequence[Context], fails_under: Sequence[str], here: str,
         if ctx.kind == IN_STRATEGY and ctx.strategy is not None:
             kinds = ctx.strategy.kinds
             failing = kinds & failing_kinds
-            if failing and failing == kinds:
+            creator = unread_creator(ctx)
+            if failing and failing == kinds and creator is not None:
+                maybe.append(f"under {describe_strategy(ctx.strategy, here, note)}, unless "
+                             f"{describe_creator(creator, here, note)}, in effect there, changes "
+                             f"the choice first")
+            elif failing and failing == kinds:
                 certain.append("under " + describe_strategy(ctx.strategy, here, note))
             elif failing or tfapi.ANY_STRATEGY in kinds:
                 maybe.append(f"if {describe_strategy(ctx.strategy, here, note)} is a "
@@ -217,9 +224,32 @@ class RuleContext:
         self.note(text, self._place(path, span, what if label is None else label))
         return text
 
-    def via(self, where) -> str:
-        """How code got into a replica/cross-replica context: "`strategy.run` at line 25"."""
-        return self.at(where.via, *where.at) if where.at else where.via
+    def via(self, where, function: Optional[str] = None) -> str:
+        """How code got into a replica/cross-replica context: "`strategy.run` at line 25";
+        with `function` (where the code is), how it reached that (`reached`)."""
+        text = self.at(where.via, *where.at) if where.at else where.via
+        return text + self.reached(where, function)
+
+    def reached(self, where, function: Optional[str]) -> str:
+        """", reached from `call` through `tf.cond` at line 137 and `_init()` at line 140":
+        the calls from where `where` entered to `function`, each naming its place; the
+        first and the last two of a longer chain. "" where it entered `function` itself."""
+        hops = self.usage.call_path(where, function)
+        if not hops:
+            return ""
+        shown = hops if len(hops) <= 3 else [hops[0], None, hops[-2], hops[-1]]
+        parts = []
+        for hop in shown:
+            if hop is None:
+                parts.append("...")
+            elif hop.through is not None:
+                parts.append(self.at(f"`{hop.through}`", hop.path, hop.span))
+            elif hop.callee == "<lambda>":
+                parts.append(self.at("a lambda", hop.path, hop.span))
+            else:
+                parts.append(self.at(f"`{hop.callee}()`", hop.path, hop.span))
+        listed = ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
+        return f", reached from `{hops[0].caller}` through {listed}"
 
     def describe(self, strategy: Strategy) -> str:
         """`describe_strategy`, naming where the strategy was created for the next finding."""
@@ -338,6 +368,26 @@ def _mention(message: str, phrase: str) -> int:
             return start
         start = message.find(phrase, start + 1)
     return -1
+
+
+# How a message says where a value that can differ between replicas comes from, by
+# `Source.kind`: the phrase, then what is named at the place.
+_SOURCE_WORDS = {
+    SOURCE_INPUT: "the replica's batch",
+    SOURCE_RANDOM: "a random op",
+    SOURCE_REPLICA_ID: "the replica id",
+    SOURCE_STATE: "state each replica keeps its own copy of",
+}
+
+
+def value_source(ctx: "RuleContext", update) -> str:
+    """", computed from the replica's batch (`inputs` at line 121)": why an update's
+    value can differ between replicas, or "" where the model does not know."""
+    source = update.source
+    if source is None or source.kind not in _SOURCE_WORDS:
+        return ""
+    return (f", computed from {_SOURCE_WORDS[source.kind]} "
+            f"({ctx.at(f'`{source.name}`', update.path, source.span)})")
 
 
 def suggest_aggregation(site: VariableSite) -> Tuple[str, str]:

@@ -24,7 +24,11 @@ class NoneUnderStrategy(Rule):
     synchronized somehow; there is no "per-device, never synchronized" mode.
 
     When no strategy is visible from the code, the finding is a warning that says under
-    which strategies it fails.
+    which strategies it fails. A project subclass of a strategy class is that strategy
+    (`class Replicator(tf.distribute.MirroredStrategy)`). A `tf.variable_creator_scope`
+    entered inside the strategy's scope whose creator rewrites the synchronization with a
+    literal (NONE into ON_READ) is taken into account; one whose rewrite cannot be read
+    turns the error into a warning that names it.
 
     ## Example
     ```python

@@ -4,7 +4,7 @@ from typing import Iterator
 
 from ..findings import Finding
 from ..model import tfapi
-from ..model.contexts import IN_STRATEGY
+from ..model.contexts import IN_STRATEGY, describe_creator
 from .base import (ERROR, UNSAFE, WARNING, Expect, Invalid, Rule, RuleContext, make_fix,
                    set_setting, snippet, suggest_aggregation, written)
 
@@ -18,7 +18,9 @@ class MeanOnInteger(Rule):
     ## What it does
     Flags `aggregation=MEAN` on a variable with an integer or bool dtype: an explicit
     `dtype=tf.int32`, `dtype="int64"`, an int literal initial value such as
-    `tf.Variable(0, ...)`, or `tf.zeros(..., tf.int32)`.
+    `tf.Variable(0, ...)`, or `tf.zeros(..., tf.int32)`. A MEAN that a
+    `tf.variable_creator_scope` creator sets with a literal counts too: the finding is on
+    the creating call, without a fix, and names the creator.
 
     ## Why is this bad?
     Under MirroredStrategy, MultiWorkerMirroredStrategy and TPUStrategy creating it
@@ -102,7 +104,8 @@ class MeanOnInteger(Rule):
         for site in ctx.sites:
             if site.agg.member != tfapi.AGG_MEAN or site.dtype not in tfapi.INTEGER_DTYPES:
                 continue
-            if site.agg.arg is None:
+            creator = site.agg.creator
+            if site.agg.arg is None and creator is None:
                 continue
             verdict = ctx.judge(site, tfapi.MIRRORING_STRATEGIES)
             if verdict is None:
@@ -119,6 +122,14 @@ class MeanOnInteger(Rule):
                                 f"tf.Variable with aggregation=MEAN and a non-floating dtype is "
                                 f"not supported\") {verdict.where}")
             arg = site.agg.arg
+            if creator is not None or arg is None:
+                # A variable creator sets it: an argument here would be rewritten again.
+                by = f", set by {describe_creator(creator, ctx.path, ctx.note)}," if creator else ""
+                yield ctx.finding(
+                    arg.span if arg is not None else site.call.span,
+                    f"`aggregation=MEAN`{by} on {article(site.dtype)} {site.dtype} variable: "
+                    f"{message_tail}", severity)
+                continue
             member, reason = suggest_aggregation(site)
             if member == tfapi.AGG_MEAN:
                 member, reason = tfapi.AGG_ONLY_FIRST_REPLICA, "MEAN needs a float dtype"

@@ -103,7 +103,8 @@ class OnReadSumCrossReplicaUpdate(Rule):
                     what = f"`{site.name}.{update.method}(...)`"
                     if where.at is not None:
                         what = (f"this call runs {what} (at "
-                                f"{ctx.where(update.path, update.span, what)})")
+                                f"{ctx.where(update.path, update.span, what)}"
+                                f"{ctx.reached(where, update.function)})")
                     yield ctx.finding(
                         span,
                         f"{what} in cross-replica context, and `{site.name}` is ON_READ + SUM: "

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Tuple
 
 from ..findings import Finding
 from ..model import tfapi
 from ..model.usage import PER_REPLICA
 from .base import (ERROR, UNSAFE, WARNING, Expect, Invalid, Rule, RuleContext, judge, make_fix,
-                   set_setting, site_span, snippet, strategy_contexts, suggest_aggregation)
+                   set_setting, site_span, snippet, strategy_contexts, suggest_aggregation,
+                   value_source)
 
 
 class ReplicaUpdateWithoutAggregation(Rule):
@@ -14,7 +15,10 @@ class ReplicaUpdateWithoutAggregation(Rule):
     ## What it does
     Flags an AUTO/ON_WRITE variable with aggregation NONE (the default) that is updated in
     replica context -- inside a function given to `strategy.run`, a Keras `train_step`,
-    `Layer.call` or `Metric.update_state`, a custom optimizer's `apply_gradients`.
+    `Layer.call` or `Metric.update_state`, a custom optimizer's `apply_gradients`, or
+    whatever they call, directly or through a call that runs the function it is handed
+    (`tf.cond`, `smart_cond`, `tf.while_loop`, `tf.map_fn`, `tf.case`, `Dataset.map`, a
+    `functools.partial` of it). The message names the calls that lead to the update.
     Under CentralStorageStrategy and ParameterServerStrategy any such update is flagged,
     whatever the value; under MirroredStrategy, MultiWorkerMirroredStrategy and
     TPUStrategy only one whose value can differ between replicas (a loss, a gradient,
@@ -23,9 +27,14 @@ class ReplicaUpdateWithoutAggregation(Rule):
     ParameterServer strategy is visible: a literal, a constant, what is computed from them
     and from variables whose own updates are all the same on every replica (a power
     iteration over a layer's kernel, `self.iterations + 1`, a learning-rate schedule of
-    the step), and `all_reduce`/`all_gather`/`merge_call` results. Methods and functions
-    called on such values are taken to return such a value: their bodies are not read. `tf.Variable(..., per_worker_variable=True)`,
-    ParameterServerStrategy's deliberate per-worker state, is never flagged.
+    the step), a number chosen by Keras' `training` flag, `all_reduce`/`all_gather`/
+    `merge_call` results and a tf_keras metric's `result()` (which goes through
+    `merge_call`; a Keras 3 metric's reads the replica's own state). Methods and functions
+    called on such values are taken to return such a value: their bodies are not read.
+    The message names what makes the value differ where the model sees it: the replica's
+    batch, a random op, the replica id, or state each replica keeps its own copy of.
+    `tf.Variable(..., per_worker_variable=True)`, ParameterServerStrategy's deliberate
+    per-worker state, is never flagged.
 
     ## Why is this bad?
     Under CentralStorageStrategy and multi-device ParameterServerStrategy the variable is
@@ -59,7 +68,12 @@ class ReplicaUpdateWithoutAggregation(Rule):
     Unsafe: it adds an aggregation chosen from the updates -- SUM for `assign_add` /
     `assign_sub` of per-replica amounts, MEAN for `assign` of statistics,
     ONLY_FIRST_REPLICA for counters -- and the message says which and why. Replica-local
-    state can instead be made ON_READ with an aggregation.
+    state can instead be made ON_READ with an aggregation. There is no fix where the
+    calls that reach the update pass through a `tf.cond`/`tf.case`/`tf.switch_case`
+    branch or a `tf.while_loop`/`tf.map_fn`/`tf.scan`/`tf.foldl`/`tf.foldr` body: there
+    an aggregated update's `merge_call` raises RuntimeError ("`merge_call` called while
+    defining a new graph or a tf.function"), so the value has to be reduced across
+    replicas before the branch, which only the author can arrange.
     """
 
     code = "TFS201"
@@ -133,6 +147,19 @@ class ReplicaUpdateWithoutAggregation(Rule):
                 ctx = tf.distribute.get_replica_context()
                 return ctx.all_reduce(tf.distribute.ReduceOp.SUM, x)
             strategy.run(step, args=(1.,))
+        """),
+        snippet("""
+            import tf_keras
+            class Tracker(tf_keras.layers.Layer):
+                def build(self, shape):
+                    self.mode = self.add_weight('mode', (), trainable=False)
+                    self.last = self.add_weight('last', (), trainable=False)
+                    self.total = tf_keras.metrics.Sum()
+                def call(self, inputs, training=None):
+                    self.mode.assign(1. if training else 0.)
+                    self.total.update_state(inputs)
+                    self.last.assign(self.total.result())
+                    return inputs
         """),
     ]
     INVALID = [
@@ -221,6 +248,33 @@ class ReplicaUpdateWithoutAggregation(Rule):
             """),
             (Expect(4, 18, WARNING),),
         ),
+        Invalid(  # reached through a `tf.cond` branch: an aggregation there would raise
+            snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    scale = tf.Variable(1.)
+                def init(x):
+                    scale.assign(tf.math.reduce_std(x))
+                    return x
+                def step(x):
+                    return tf.cond(scale > 0., lambda: init(x), lambda: x)
+                strategy.run(step, args=(1.,))
+            """),
+            (Expect(4, 13, WARNING),),
+            unsafe_fixed=snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    scale = tf.Variable(1.)
+                def init(x):
+                    scale.assign(tf.math.reduce_std(x))
+                    return x
+                def step(x):
+                    return tf.cond(scale > 0., lambda: init(x), lambda: x)
+                strategy.run(step, args=(1.,))
+            """),
+        ),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -253,7 +307,8 @@ class ReplicaUpdateWithoutAggregation(Rule):
         elif diverges is not None:
             update = per_replica[0]
             severity = WARNING
-            detail = (f"with a value that can differ between replicas: {diverges.where} its "
+            detail = (f"with a value that can differ between replicas"
+                      f"{value_source(ctx, update)}: {diverges.where} its "
                       f"copies silently diverge, and reads and checkpoints see replica 0's copy")
             if raises is not None:
                 detail += f"; under {' or '.join(tfapi.AGGREGATING_STRATEGIES)} it {raise_text}"
@@ -265,14 +320,39 @@ class ReplicaUpdateWithoutAggregation(Rule):
             return None
         replica = update.in_replica()[0]
         at = ctx.at(f"`.{update.method}(...)`", update.path, update.span)
-        member, reason = suggest_aggregation(site)
-        text, edits = set_setting(ctx, site, tfapi.AGG, member)
-        fix = make_fix(UNSAFE, f"Add `aggregation={text}` ({reason})", *edits)
+        branch, always = _refusing_branch(ctx, replica, update.function)
+        fix = None
+        if branch is None or not always:
+            member, reason = suggest_aggregation(site)
+            text, edits = set_setting(ctx, site, tfapi.AGG, member)
+            fix = make_fix(UNSAFE, f"Add `aggregation={text}` ({reason})", *edits)
+        refused = f"`merge_call` raises {tfapi.MERGE_CALL_REFUSED_ERROR}"
+        if branch is not None and always:  # an aggregation would turn it into a crash
+            detail += (f"; an aggregation is no fix here: inside {branch} the update's "
+                       f"{refused}, so compute the value and reduce it across replicas "
+                       f"(`all_reduce`) before it")
+        elif branch is not None:
+            detail += (f"; if the predicate of {branch} is a tensor, not a Python bool, an "
+                       f"aggregated update's {refused} there: then reduce the value before it")
         return ctx.finding(
             site_span(site, site.agg),
             f"`{site.name}` has aggregation NONE and is updated in replica context ({at}, "
-            f"{ctx.via(replica)}): {detail}",
+            f"{ctx.via(replica, update.function)}): {detail}",
             severity, fix)
+
+
+def _refusing_branch(ctx: RuleContext, where, function) -> Tuple[Optional[str], bool]:
+    """("`tf.cond` at line 12", whether it always refuses) for the first call of
+    tfapi.MERGE_CALL_REFUSING_CALLS through whose branch or loop body the update is
+    reached; (None, False) where there is none."""
+    found: Tuple[Optional[str], bool] = (None, False)
+    for hop in ctx.usage.call_path(where, function):
+        always = tfapi.MERGE_CALL_REFUSING_CALLS.get(hop.through_qname or "")
+        if always is not None and (found[0] is None or always):
+            found = (ctx.at(f"`{hop.through}`", hop.path, hop.span), always)
+            if always:
+                break
+    return found
 
 
 def _per_worker(site) -> bool:

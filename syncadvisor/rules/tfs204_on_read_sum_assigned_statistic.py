@@ -181,6 +181,6 @@ class OnReadSumAssignedStatistic(Rule):
                 site_span(site, site.agg),
                 f"`{site.name}` is ON_READ with aggregation SUM{default}, and {at} writes "
                 f"{value}, a statistic, to each replica's own copy "
-                f"({ctx.via(update.in_replica()[0])}): {verdict.where} its cross-replica read "
+                f"({ctx.via(update.in_replica()[0], update.function)}): {verdict.where} its cross-replica read "
                 f"(`result()`, a checkpoint) adds up the replicas' values; {advice}",
                 WARNING)

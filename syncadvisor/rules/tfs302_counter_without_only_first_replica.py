@@ -132,7 +132,8 @@ class CounterWithoutOnlyFirstReplica(Rule):
             yield ctx.finding(
                 site_span(site, site.agg),
                 f"`{site.name}` is a counter (`.{update.method}` of a constant "
-                f"{ctx.at('in replica context', update.path, update.span, f'`.{update.method}`')}) "
+                f"{ctx.at('in replica context', update.path, update.span, f'`.{update.method}`')}"
+                f"{ctx.reached(update.in_replica()[0], update.function)}) "
                 f"with aggregation NONE: {verdict.where} that update raises; give it aggregation "
                 f"ONLY_FIRST_REPLICA, as Keras does for optimizer.iterations",
                 INFO, make_fix(UNSAFE, f"Add `aggregation={text}`", *edits))
