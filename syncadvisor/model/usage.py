@@ -94,10 +94,19 @@ class UpdateInfo:
         return None
 
     def in_replica(self) -> List[Where]:
-        return [w for w in self.where if w.kind == REPLICA]
+        return sorted((w for w in self.where if w.kind == REPLICA), key=_where_order)
 
     def in_cross_replica(self) -> List[Where]:
-        return [w for w in self.where if w.kind == CROSS]
+        return sorted((w for w in self.where if w.kind == CROSS), key=_where_order)
+
+
+def _where_order(where: Where) -> Tuple[str, int, int, str]:
+    """Where's order in messages: by the call that entered the context (the first one
+    names a function run from several), not by the set's order, which varies by run."""
+    if where.at is None:
+        return "", 0, 0, where.via
+    path, span = where.at
+    return path, span.line, span.column, where.via
 
 
 @record
