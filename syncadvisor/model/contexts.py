@@ -28,9 +28,10 @@ _KERAS_PREFIXES = tuple(prefix for prefix, _ in tfapi.KERAS_FAMILY_PREFIXES)
 # Methods Keras calls for you once a layer or model object exists.
 _CONSTRUCTION_METHODS = ("__init__", "build")
 
-# What a call hands over: each argument's keyword ("" positional, "*"/"**" starred), and
-# what each may denote (`FileModel.handovers`, `Construction`).
-Handed = Tuple[Tuple[str, ...], Tuple[Optional[Bound], ...]]
+# What a call hands over, as `FileModel.handovers` records it: (the call's index, -1 for a
+# `Construction`; each argument's keyword, "" positional, "*"/"**" starred; what each may
+# denote).
+Handed = Tuple[int, Tuple[str, ...], Tuple[Optional[Bound], ...]]
 
 # path -> [(index of a call in the file's `calls`, the project functions it runs)]
 CalleeTable = Dict[str, List[Tuple[int, List[str]]]]
@@ -329,7 +330,7 @@ class ProjectIndex:
             calls = self._calls_of(function)
         finally:
             self._asking.discard((function, param))
-        for (keywords, passed_all), path, shift in calls:
+        for (_, keywords, passed_all), path, shift in calls:
             position = shift
             for keyword, passed in zip(keywords, passed_all):
                 if keyword == "":
@@ -406,11 +407,11 @@ class ProjectIndex:
         for fm in self.files:
             path = fm.path
             for made in fm.constructions:
-                group(made.callee, (tuple(a.star or a.keyword or "" for a in made.args),
+                group(made.callee, (-1, tuple(a.star or a.keyword or "" for a in made.args),
                                     made.passed), path)
             calls = fm.calls
-            for edge, keywords, passed in fm.handovers:
-                group(calls[edge].callee, (keywords, passed), path)
+            for handover in fm.handovers:
+                group(calls[handover[0]].callee, handover, path)
         self._by_name, self._by_self_method = by_name, by_self_method
         return by_name, by_self_method
 
