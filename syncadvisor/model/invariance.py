@@ -79,7 +79,7 @@ class Definitions:
             if node.value is not None:
                 self._bind(node.target, node.value)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
-            self._bind(node.target, node.iter)
+            self._bind(node.target, node.iter, loop=True)
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             for item in node.items:
                 if item.optional_vars is not None:
@@ -95,7 +95,14 @@ class Definitions:
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             self.outer.update(node.names)
 
-    def _bind(self, target: ast.AST, value: ast.AST) -> None:
+    def _bind(self, target: ast.AST, value: ast.AST, loop: bool = False) -> None:
+        """`value` is what `target` is assigned, or with `loop` what it iterates over."""
+        if isinstance(target, (ast.Tuple, ast.List)):
+            parts = _pairwise(target, value, loop)
+            if parts is not None:  # `a, b = x, y`; `for g, v in zip(grads, variables)`
+                for element, part in parts:
+                    self._bind(element, part, loop and part is not _FIXED)
+                return
         if isinstance(target, ast.Name):
             self.defs.setdefault(target.id, []).append(value)
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
@@ -105,6 +112,29 @@ class Definitions:
         elif isinstance(target, (ast.Tuple, ast.List)):
             for element in target.elts:  # each name: as the whole value, at worst
                 self._bind(element.value if isinstance(element, ast.Starred) else element, value)
+
+
+def _pairwise(target: ast.AST, value: ast.AST, loop: bool
+              ) -> Optional[List[Tuple[ast.AST, ast.AST]]]:
+    """Each element of a tuple target with the part of `value` it takes, where that is
+    plain: a tuple of as many values; in a loop, `zip` of as many iterables, or
+    `enumerate` (an index, the same everywhere, and the iterable's element)."""
+    elements = target.elts  # type: ignore[attr-defined]
+    if any(isinstance(e, ast.Starred) for e in elements):
+        return None
+    if not loop:
+        if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(elements) \
+                and not any(isinstance(v, ast.Starred) for v in value.elts):
+            return list(zip(elements, value.elts))
+        return None
+    if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name) \
+            or value.keywords or any(isinstance(a, ast.Starred) for a in value.args):
+        return None
+    if value.func.id == "zip" and len(value.args) == len(elements):
+        return list(zip(elements, value.args))
+    if value.func.id == "enumerate" and len(value.args) == 1 and len(elements) == 2:
+        return [(elements[0], _FIXED), (elements[1], value.args[0])]
+    return None
 
 
 class Invariance:

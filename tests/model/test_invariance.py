@@ -40,6 +40,13 @@ def _reads(source: str):
     ("def f(x):\n    v.assign(ctx.replica_id_in_sync_group)", None),
     ("def f(x):\n    v.assign(tf.cast(1.0, x.dtype))", ["tf"]),  # alike everywhere
     ("def f(x):\n    v.assign(tf.cast(x.shape[0], tf.float32))", None),  # uneven batches
+    ("def f(x, vs):\n    g = ctx.all_reduce('sum', x)\n    for acc, y in zip(vs, g):\n"
+     "        v.assign(y)", []),  # each element from its own iterable
+    ("def f(x, vs):\n    for acc, y in zip(vs, x):\n        v.assign(y)", None),
+    ("def f(xs):\n    for i, y in enumerate(xs):\n        v.assign(i)", []),
+    ("def f(xs):\n    for i, y in enumerate(xs):\n        v.assign(y)", None),
+    ("def f(x):\n    a, b = 1.0, x\n    v.assign(a)", []),
+    ("def f(x):\n    a, b = 1.0, x\n    v.assign(b)", None),
     ("def f(x):\n    v.assign(tf.compat.v1.random_uniform(()))", None),
     ("def f(x):\n    v.assign(tf.keras.backend.random_normal(()))", None),
     ("def f(x):\n    v.assign(tf.truncated_normal(()))", None),
