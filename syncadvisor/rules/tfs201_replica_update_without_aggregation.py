@@ -10,6 +10,22 @@ from .base import (ERROR, UNSAFE, WARNING, Expect, Invalid, Rule, RuleContext, j
                    value_source)
 
 
+# An update reached through a `tf.cond` branch: flagged, with no fix (its own Invalid
+# example's fixed text is itself).
+_THROUGH_COND = snippet("""
+    import tensorflow as tf
+    strategy = tf.distribute.MirroredStrategy()
+    with strategy.scope():
+        scale = tf.Variable(1.)
+    def init(x):
+        scale.assign(tf.math.reduce_std(x))
+        return x
+    def step(x):
+        return tf.cond(scale > 0., lambda: init(x), lambda: x)
+    strategy.run(step, args=(1.,))
+""")
+
+
 class ReplicaUpdateWithoutAggregation(Rule):
     """
     ## What it does
@@ -249,32 +265,7 @@ class ReplicaUpdateWithoutAggregation(Rule):
             (Expect(4, 18, WARNING),),
         ),
         Invalid(  # reached through a `tf.cond` branch: an aggregation there would raise
-            snippet("""
-                import tensorflow as tf
-                strategy = tf.distribute.MirroredStrategy()
-                with strategy.scope():
-                    scale = tf.Variable(1.)
-                def init(x):
-                    scale.assign(tf.math.reduce_std(x))
-                    return x
-                def step(x):
-                    return tf.cond(scale > 0., lambda: init(x), lambda: x)
-                strategy.run(step, args=(1.,))
-            """),
-            (Expect(4, 13, WARNING),),
-            unsafe_fixed=snippet("""
-                import tensorflow as tf
-                strategy = tf.distribute.MirroredStrategy()
-                with strategy.scope():
-                    scale = tf.Variable(1.)
-                def init(x):
-                    scale.assign(tf.math.reduce_std(x))
-                    return x
-                def step(x):
-                    return tf.cond(scale > 0., lambda: init(x), lambda: x)
-                strategy.run(step, args=(1.,))
-            """),
-        ),
+            _THROUGH_COND, (Expect(4, 13, WARNING),), unsafe_fixed=_THROUGH_COND),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
