@@ -709,7 +709,11 @@ LIBRARY_MODULES = frozenset({
     "tensorflow", "keras", "tf_keras", "numpy", "jax", "torch", "scipy", "pandas", "math",
     "os", "sys", "re", "json", "logging", "time", "random", "itertools", "collections",
     "typing", "warnings", "absl", "six", "copy", "inspect", "contextlib", "string", "pathlib",
-    "functools",
+    "functools", "openvino", "ml_dtypes", "optree", "tree", "h5py", "onnx", "onnxruntime",
+    "PIL", "sklearn", "matplotlib", "cv2", "yaml", "requests", "tqdm", "rich", "packaging",
+    "flax", "optax", "transformers", "tensorflow_datasets", "tensorflow_hub", "unittest",
+    "pytest", "shutil", "io", "threading", "multiprocessing", "subprocess", "dataclasses",
+    "enum", "abc", "operator", "builtins", "types", "weakref",
 })
 # `functools.partial(f, ...)` handed to a higher-order call: `f` is what runs.
 PARTIAL_NAME = "partial"
