@@ -997,7 +997,8 @@ class ModelBuilder:
                     or last in tfapi.CROSS_REPLICA_FN_METHODS:
                 self._record_entry(node, receiver, last, fn)
             if last in tfapi.OBJECT_USE_METHODS:
-                passed = self._passed_objects(node) if last == "compile" else ()
+                passed = self._passed_objects(node) if last == "compile" else \
+                    self._variable_owners(node, last)
                 self.model.uses.append(ObjectUse(self._ref_bound(receiver), last,
                                                  self._span(node), fn.id, tuple(fn.scopes),
                                                  passed))
@@ -1336,6 +1337,32 @@ class ModelBuilder:
             passed.extend((str(keyword), self._ref_bound(e)) for e in elements
                           if not isinstance(e, ast.Starred))
         return tuple(passed)
+
+    def _variable_owners(self, node: ast.Call, last: str) -> Tuple[Tuple[str, Bound], ...]:
+        """The objects whose variables an optimizer call is handed, with the argument's
+        keyword: `model` of `apply_gradients(zip(grads, model.trainable_variables))`."""
+        spec = tfapi.OPTIMIZER_VARIABLE_ARGUMENTS.get(last)
+        if spec is None:
+            return ()
+        keyword, position = spec
+        value = next((k.value for k in node.keywords if k.arg == keyword), None)
+        if value is None and position < len(node.args) and \
+                not any(isinstance(a, ast.Starred) for a in node.args[:position + 1]):
+            value = node.args[position]
+        owners: List[Tuple[str, Bound]] = []
+        stack = [value] if value is not None else []
+        while stack:
+            item = stack.pop()
+            if isinstance(item, ast.Attribute) and item.attr in tfapi.MODEL_VARIABLE_ATTRIBUTES:
+                owners.append((keyword, self._ref_bound(item.value)))
+            elif isinstance(item, ast.Call) and isinstance(item.func, ast.Name) and \
+                    item.func.id in tfapi.VARIABLE_LIST_CALLS:
+                stack.extend(a for a in reversed(item.args) if not isinstance(a, ast.Starred))
+            elif isinstance(item, (ast.List, ast.Tuple)):
+                stack.extend(e for e in reversed(item.elts) if not isinstance(e, ast.Starred))
+            elif isinstance(item, ast.BinOp) and isinstance(item.op, ast.Add):
+                stack.extend((item.right, item.left))  # `a.trainable_variables + b...`
+        return tuple(owners)
 
     def _record_update(self, node, func, attribute, last: str, fn: Function) -> None:
         positional, _ = self._call_arguments(node)

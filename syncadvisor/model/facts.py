@@ -262,7 +262,8 @@ class ObjectUse:
     function: Optional[str]
     scopes: Tuple[int, ...]
     # The objects handed over (`compile(optimizer=opt, metrics=[m])`: opt, m), with the
-    # argument each came in.
+    # argument each came in; for an optimizer's `apply_gradients`/`minimize`, the objects
+    # whose variables it is handed (`zip(grads, model.trainable_variables)`: model).
     passed: Tuple[Tuple[str, Bound], ...] = ()
 
 

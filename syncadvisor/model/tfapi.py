@@ -848,6 +848,18 @@ OBJECT_USE_METHODS = frozenset({"compile", "fit", "evaluate", "predict", "update
 # position (None: keyword only). Keras 3 and tf_keras alike.
 COMPILE_OBJECT_ARGUMENTS: Dict[str, Optional[int]] = {
     "optimizer": 0, "metrics": None, "weighted_metrics": None}
+# Optimizer methods handed a model's variables, and the argument that carries them:
+# method -> (keyword, position). `apply_gradients(zip(grads, model.trainable_variables))`,
+# `minimize(loss, var_list=model.trainable_variables)`; the optimizer makes its slots
+# colocated with them under the strategy current then.
+OPTIMIZER_VARIABLE_ARGUMENTS: Dict[str, Tuple[str, int]] = {
+    "apply_gradients": ("grads_and_vars", 0), "minimize": ("var_list", 1)}
+# Attributes of a Keras model or layer that are lists of its own variables.
+MODEL_VARIABLE_ATTRIBUTES = frozenset({"trainable_variables", "trainable_weights", "variables",
+                                       "weights"})
+# Builtins that pair gradients with variables or copy the list, keeping which variables
+# they are: `zip(grads, v)`, `list(zip(...))`.
+VARIABLE_LIST_CALLS = frozenset({"zip", "list", "tuple"})
 MODEL_TRAINING_METHODS = frozenset({"compile", "fit", "evaluate", "predict", "train_on_batch",
                                     "test_on_batch"})
 # Keras model constructors outside the project (user classes are found by their bases).

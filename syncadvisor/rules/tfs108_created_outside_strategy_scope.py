@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Iterator, List, Optional, Tuple
+from typing import Iterator, List, Optional, Set, Tuple
 
 from ..findings import Finding
 from ..model import tfapi
@@ -118,7 +118,11 @@ class CreatedOutsideStrategyScope(Rule):
     """
     ## What it does
     Flags a Keras model built outside the `strategy.scope()` in which it is then compiled
-    or trained; a Keras optimizer or metric made outside the scope in which it is handed
+    or trained, or whose variables are handed to an optimizer
+    (`apply_gradients(zip(grads, model.trainable_variables))`, `minimize(loss,
+    var_list=model.trainable_weights)`) under a strategy it was not built under -- the
+    one of the `strategy.run` or scope that runs the call, else, for a Keras 3 optimizer,
+    the scope the optimizer was made in; a Keras optimizer or metric made outside the scope in which it is handed
     to `model.compile(optimizer=..., metrics=[...])` or used by `optimizer.build`,
     `apply_gradients` or `minimize` (in the scope, in a function called from it, or in a
     function given to `strategy.run`); and a variable created outside the scope (or under
@@ -130,7 +134,10 @@ class CreatedOutsideStrategyScope(Rule):
     way; the strategy is the one of the `strategy.run` or scope the method runs under,
     or, when nothing in the run calls the method, the scope the trainer is constructed
     in. An object a trainer only keeps (never compiled with, built or applied) is not
-    flagged. Not followed yet: the parameters of a plain function or method (an
+    flagged. A model's variables are seen only as its `trainable_variables`,
+    `trainable_weights`, `variables` or `weights` written in the call's argument (through
+    `zip`, `list`, `tuple`, `+` and list displays), not through a name bound to them
+    first. Not followed yet: the parameters of a plain function or method (an
     optimizer handed to `train(model, optimizer)` is never flagged), arguments given
     through `*args`/`**kwargs` or as other expressions than a name or attribute, and a
     parameter copied to a local name before it is stored (`opt = optimizer`).
@@ -140,8 +147,14 @@ class CreatedOutsideStrategyScope(Rule):
     tf_keras refuses it in `compile`: ``ValueError: Variable (...) was not created in the
     distribution strategy scope of (...)``. Keras 3 compiles it and then fails in `fit`
     (a bare `AssertionError`, or ``ValueError: `colocate_vars_with` must only be passed a
-    variable created in this tf.distribute.Strategy.scope()``). A Keras 3 optimizer keeps
-    the strategy current in its `__init__`: made outside, `optimizer = Adam()` then
+    variable created in this tf.distribute.Strategy.scope()``). Handed to an optimizer's
+    `apply_gradients` (or `minimize`) under a strategy, the variables of a model built
+    outside it make either family raise that ValueError when the optimizer makes its
+    slot variables beside them (transformers' TFTrainer, #4456); a Keras 3 optimizer
+    with no slot variables (SGD without momentum) fails instead with a bare
+    AssertionError in `extended.update` for a model built outside any scope, and runs
+    with one built under another strategy object (not flagged). A Keras 3 optimizer
+    keeps the strategy current in its `__init__`: made outside, `optimizer = Adam()` then
     `model.compile(optimizer=optimizer)` inside the scope raises ``RuntimeError: Mixing
     different tf.distribute.Strategy objects`` in `fit`, when it builds its slot
     variables. Keras 3's SGD has slots only with `momentum` other than 0, `use_ema` or
@@ -180,7 +193,10 @@ class CreatedOutsideStrategyScope(Rule):
     model.fit(dataset)
     ```
     The same holds for `trainer = Trainer(model, optimizer)` under the scope, with an
-    optimizer made outside it, once the trainer's step applies gradients.
+    optimizer made outside it, once the trainer's step applies gradients; and for
+    `Trainer(model, args)` with the model built outside any scope, when the trainer makes
+    its optimizer under `args.strategy.scope()` and its `strategy.run` step applies
+    gradients to `self.model.trainable_variables`.
 
     ## Fix safety
     No automatic fix: the message names both places (and the constructor an object is
@@ -245,6 +261,22 @@ class CreatedOutsideStrategyScope(Rule):
             optimizer = keras.optimizers.Adam()
             with strategy.scope():
                 recorder = Recorder(optimizer)
+        """),
+    ]
+    VALID += [
+        snippet("""
+            import tensorflow as tf
+            import tf_keras
+            strategy = tf.distribute.MirroredStrategy()
+            with strategy.scope():
+                model = tf_keras.Sequential([tf_keras.layers.Dense(1)])
+                optimizer = tf_keras.optimizers.Adam()
+            def step(x):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_sum(model(x))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            strategy.run(step, args=([[1.]],))
         """),
     ]
     INVALID = [
@@ -327,9 +359,36 @@ class CreatedOutsideStrategyScope(Rule):
         ),
     ]
 
+    INVALID += [
+        Invalid(
+            snippet("""
+                import tensorflow as tf
+                import tf_keras
+                class Trainer:
+                    def __init__(self, model, strategy):
+                        self.model = model
+                        self.strategy = strategy
+                    def train(self, x):
+                        with self.strategy.scope():
+                            self.optimizer = tf_keras.optimizers.Adam()
+                        self.strategy.run(self.step, args=(x,))
+                    def step(self, x):
+                        with tf.GradientTape() as tape:
+                            loss = tf.reduce_sum(self.model(x))
+                        grads = tape.gradient(loss, self.model.trainable_variables)
+                        self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+                model = tf_keras.Sequential([tf_keras.layers.Dense(1)])
+                Trainer(model, tf.distribute.MirroredStrategy()).train([[1.]])
+            """),
+            (Expect(16, 9, ERROR),),
+        ),
+    ]
+
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         yield from self._variables(ctx)
-        yield from self._models(ctx)
+        reported: Set[Tuple[int, int]] = set()
+        yield from self._models(ctx, reported)
+        yield from self._handed_models(ctx, reported)
         yield from self._objects(ctx)
 
     def _variables(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -380,9 +439,8 @@ class CreatedOutsideStrategyScope(Rule):
                 f"{used.text}.scope():`", WARNING)
         return None
 
-    def _models(self, ctx: RuleContext) -> Iterator[Finding]:
+    def _models(self, ctx: RuleContext, reported: Set[Tuple[int, int]]) -> Iterator[Finding]:
         usage = ctx.usage
-        reported = set()
         fm = ctx.model
         for use in fm.uses:
             if use.method not in tfapi.MODEL_TRAINING_METHODS:
@@ -424,6 +482,81 @@ class CreatedOutsideStrategyScope(Rule):
                        "must only be passed a variable created in this tf.distribute.Strategy.scope()\")")
         return (f"the model `{outer.text}` is built outside the strategy scope but used in {used}: "
                 f"{outcome}; build it inside `with {strategy.text}.scope():`")
+
+    def _handed_models(self, ctx: RuleContext, reported: Set[Tuple[int, int]]
+                       ) -> Iterator[Finding]:
+        """Models built in this file whose variables an optimizer is handed
+        (`apply_gradients(zip(grads, model.trainable_variables))`, `minimize(loss,
+        model.trainable_variables)`) under a strategy they were not built under."""
+        fm, usage = ctx.model, ctx.usage
+        for use in fm.uses:
+            if use.method not in tfapi.OPTIMIZER_VARIABLE_ARGUMENTS or not use.passed:
+                continue
+            optimizers = [(obj, *_object_kind(str(obj.key), ctx.project)[::2])
+                          for obj in usage.constructions(use.receiver, fm.path)]
+            strategies = self._use_strategies(ctx, use)
+            if not strategies:  # a Keras 3 optimizer keeps the strategy it was made under
+                strategies = [c.strategy for obj, family, _ in optimizers
+                              if family == tfapi.KERAS3 and obj.origin is not None
+                              for c in usage.creation_contexts(*obj.origin)
+                              if c.kind == IN_STRATEGY and c.strategy is not None]
+            if not strategies:
+                continue
+            for _, bound in use.passed:
+                for obj in usage.constructions(bound, fm.path):
+                    if obj.origin is None:
+                        continue
+                    made_bound, made_path = obj.origin
+                    span = made_bound.span
+                    if made_path != fm.path or span is None or \
+                            (span.line, span.column) in reported or \
+                            _model_family(str(obj.key), ctx.project) is None:
+                        continue
+                    made = usage.creation_contexts(made_bound, made_path)
+                    message = self._handed_message(ctx, use, made_bound, made, strategies,
+                                                   optimizers)
+                    if message is not None:
+                        reported.add((span.line, span.column))
+                        yield ctx.finding(span, message, ERROR)
+
+    def _handed_message(self, ctx: RuleContext, use, made_bound: Bound, made,
+                        strategies: List[Strategy], optimizers) -> Optional[str]:
+        """What happens when an optimizer builds its slots for the variables of a model
+        made in `made`, under `strategies`, or None when that runs. Both families make
+        slot variables with `strategy.extended.colocate_vars_with(variable)`, which raises
+        for a variable of any other strategy; a Keras 3 optimizer with no slots instead
+        updates through `extended.update`: a bare AssertionError for a variable made
+        outside any scope, nothing raised for one of another strategy object."""
+        # Whether the optimizer surely makes slot variables: False for a Keras 3 one
+        # that may have none (then it fails only for a model made outside any scope).
+        slots = all(family != tfapi.KERAS3 or obj.origin is None or _makes_slots(
+            ctx.usage.construction_at(obj.origin[1], obj.origin[0].span), cls) is not False
+            for obj, family, cls in optimizers)
+        colocate = (f"ValueError in `.{use.method}` when the optimizer makes its slot "
+                    "variables beside them (\"`colocate_vars_with` must only be passed a "
+                    "variable created in this tf.distribute.Strategy.scope()\")")
+        if not slots:
+            colocate = (f"a bare AssertionError in `.{use.method}` when the optimizer "
+                        "updates them (a Keras 3 optimizer with no slot variables)")
+        handover, scope = self._handover(ctx, use, made_bound, ctx.path)
+        via = f"handed to {handover}, whose " if handover is not None else ""
+        name = f"`{made_bound.text}`"
+        for strategy in strategies:
+            used = (f"{via}{ctx.at(f'`.{use.method}`', ctx.path, use.span)} gets its "
+                    f"variables under {ctx.describe(strategy)}")
+            # A method's `self.args.strategy` names nothing where the model is built.
+            enter = scope or strategy
+            fix = f"build it inside `with {enter.text}.scope():`" if scope is not None or \
+                enter.text.split(".")[0] != "self" else "build it inside that strategy's scope"
+            for context in made:
+                if context.kind == IN_STRATEGY and context.strategy is not None and \
+                        _objects_differ(context.strategy, strategy) and slots:
+                    return (f"the model {name} is built under {ctx.describe(context.strategy)} "
+                            f"but {used}: {colocate}; {fix}")
+            if any(c.kind == NO_STRATEGY for c in made):
+                return (f"the model {name} is built outside any strategy scope but {used}: "
+                        f"{colocate}; {fix}")
+        return None
 
     def _objects(self, ctx: RuleContext) -> Iterator[Finding]:
         """Optimizers and metrics made outside the scope they are handed to or used in."""
