@@ -17,7 +17,7 @@ from typing import (Callable, Collection, Dict, FrozenSet, Iterable, Iterator, L
 from ..findings import Related
 from ..records import record
 from . import tfapi
-from .facts import (BOUND_CALL, BOUND_METHOD, BOUND_NAMES, BOUND_PARAM, BOUND_QNAME,
+from .facts import (BOUND_ATTR, BOUND_CALL, BOUND_METHOD, BOUND_NAMES, BOUND_PARAM, BOUND_QNAME,
                     BOUND_SELF_ATTR, Bound, ClassInfo, Construction, CreatorScope, FileModel,
                     Span)
 
@@ -622,7 +622,46 @@ class StrategyResolver:
                 return []
             fm = index.functions[fid]
             return self._from_many(fm.functions[fid].returns, fm.path, depth)
+        if kind == BOUND_ATTR and bound.attr and bound.options:
+            # `self.args.strategy`: the attribute of the project objects the receiver may be
+            options = []
+            for cls in self._classes(bound.options[0], path, depth + 1):
+                owner = index.class_files[cls]
+                options.extend(self._from_many(index.class_attr(cls, bound.attr), owner.path,
+                                               depth))
+            return options
         return []
+
+    def _classes(self, bound: Bound, path: str, depth: int) -> List[str]:
+        """The project classes of which `bound` may be an instance, as far as names,
+        `self` attributes, parameters and returns show (no instance analysis yet)."""
+        if depth > _MAX_DEPTH:
+            return []
+        index = self._index
+        kind, qname = bound.kind, bound.qname
+        found: List[Tuple[Bound, str]] = []
+        if kind == BOUND_CALL and qname:
+            if qname in index.classes:
+                return [qname]
+            if qname in index.functions:
+                fm = index.functions[qname]
+                found = [(b, fm.path) for b in fm.functions[qname].returns]
+        elif kind == BOUND_NAMES:
+            found = [(b, path) for b in bound.options]
+        elif kind == BOUND_SELF_ATTR and qname and bound.attr and qname in index.class_files:
+            owner = index.class_files[qname].path
+            found = [(b, owner) for b in index.class_attr(qname, bound.attr)]
+        elif kind == BOUND_PARAM and qname and bound.attr:
+            found = index.arguments_for(qname, bound.attr)
+        elif kind == BOUND_QNAME and qname:
+            bounds = index.module_global(qname)
+            if bounds:
+                owner = index.modules[qname.rpartition(".")[0]].path
+                found = [(b, owner) for b in bounds]
+        classes: List[str] = []
+        for b, p in found:
+            classes.extend(c for c in self._classes(b, p, depth + 1) if c not in classes)
+        return classes
 
     def _subclass(self, class_id: str, bound: Bound, path: str) -> List[StrategyOption]:
         """A project class derived from a strategy class is that strategy."""
