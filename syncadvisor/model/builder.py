@@ -27,10 +27,10 @@ from .facts import (
     BOOL, BOUND_ATTR, BOUND_CALL, BOUND_CONTAINER, BOUND_ELEMENT, BOUND_ITEM, BOUND_LOCAL,
     BOUND_METHOD, BOUND_NAMES, BOUND_PARAM, BOUND_QNAME, BOUND_SELF_ATTR, CALL, ENTRY_CROSS,
     ENTRY_REPLICA, FLOAT, INT, NONE, OTHER, QNAME, READ_CHECKPOINT, READ_SAVE, READ_WRITE,
-    SOURCE_INPUT, STR,
-    Argument, Bound, CallEdge, ClassInfo, Construction, CreationCall, CreatorScope, EnumRef,
-    FileModel, FunctionInfo, LayerCall, ObjectUse, Read, ReplicaEntry, ScopeEntry, Source, Span,
-    Update, Value,
+    SOURCE_INPUT, STR, TEST_IF, TEST_WHILE,
+    Argument, Bound, BranchTest, CallEdge, ClassInfo, Construction, CreationCall, CreatorScope,
+    EnumRef, FileModel, FunctionInfo, LayerCall, ObjectUse, Read, ReplicaEntry, ScopeEntry,
+    Source, Span, Update, Value,
 )
 from . import creators
 from .invariance import Definitions, Invariance
@@ -122,7 +122,7 @@ class Function:
     """Walk state for one function, or for the module (id None)."""
 
     __slots__ = ("id", "self_name", "klass", "scopes", "info", "stateless", "node", "walrus",
-                 "next_creator", "own_calls")
+                 "next_creator", "own_calls", "tests")
 
     def __init__(self, id_: Optional[str], self_name: Optional[str], klass: Optional[str],
                  info: Optional[FunctionInfo]):
@@ -140,6 +140,9 @@ class Function:
         # A def its file may show every call of: nested in a function, or private and
         # undecorated (and not one TensorFlow calls): its parameters are what those pass.
         self.own_calls = False
+        # Open `if`/`while` tests that may be tensors (`FileModel.branch_tests` indices),
+        # outermost first.
+        self.tests: List[int] = []
 
 
 class ModelBuilder:
@@ -176,6 +179,8 @@ class ModelBuilder:
         # forwards a parameter of its own]; and id(lambda) -> the record of its call.
         self._pending_higher_order: List[list] = []
         self._higher_order_lambdas: Dict[int, list] = {}
+        # id(edge) -> the tests around it, for those edges (appended in `finish`)
+        self._guarded_edges: Dict[int, Tuple[int, ...]] = {}
         self._definitions: Dict[int, Definitions] = {}  # id(def node) -> its locals
         self._tree: Optional[ast.AST] = None
         self._function_of: Dict[int, Function] = {}  # id(def or lambda node) -> its state
@@ -543,6 +548,63 @@ class ModelBuilder:
     def _leave_lambda(self) -> None:
         self._pop_function()
         self._pop_scope()
+
+    def _branch(self, node) -> None:
+        """`if`/`while`/`x if t else y`: a test that may be a tensor is recorded on the
+        updates and the calls of the function's own code under it (`BranchTest`)."""
+        test_node = node.test
+        is_while = node.__class__ is ast.While
+        if node.__class__ is not ast.IfExp:
+            self._walk_all([test_node])
+        if _plain_test(test_node, self._fn.info.params if self._fn.info is not None else ()):
+            if node.__class__ is ast.IfExp:
+                self._walk_all([node.body, test_node, node.orelse])
+            else:
+                self._walk_all(node.body)
+                self._walk_all(node.orelse)
+            return
+        reads: List[Bound] = []
+        self._test_reads(test_node, reads, 0)
+        fn, calls = self._fn, self.model.calls
+        tests = self.model.branch_tests
+        tests.append(BranchTest(TEST_WHILE if is_while else TEST_IF, self._span(test_node),
+                                self._code(test_node), tuple(reads)))
+        fn.tests.append(len(tests) - 1)
+        first = len(calls)
+        if node.__class__ is ast.IfExp:
+            self._walk_all([node.body, test_node, node.orelse])
+        else:
+            self._walk_all(node.body)
+            if not is_while:  # (a `while`'s `else` runs once, after the loop)
+                self._walk_all(node.orelse)
+        guarded, caller, around = self.model.guarded_calls, fn.id, tuple(fn.tests)
+        for i in range(first, len(calls)):  # (inner tests' entries are already there)
+            if i not in guarded and calls[i].caller == caller:
+                guarded[i] = around
+        fn.tests.pop()
+        if is_while:
+            self._walk_all(node.orelse)
+
+    def _test_reads(self, node: ast.AST, reads: List[Bound], depth: int) -> None:
+        """The operands whose values a test takes: what decides whether it is a tensor."""
+        kind = node.__class__
+        if depth > MAX_SUM_DEPTH:
+            return
+        if kind is ast.UnaryOp:
+            self._test_reads(node.operand, reads, depth + 1)  # type: ignore[attr-defined]
+        elif kind is ast.BoolOp:
+            for value in node.values:  # type: ignore[attr-defined]
+                self._test_reads(value, reads, depth + 1)
+        elif kind is ast.BinOp:
+            self._test_reads(node.left, reads, depth + 1)  # type: ignore[attr-defined]
+            self._test_reads(node.right, reads, depth + 1)  # type: ignore[attr-defined]
+        elif kind is ast.Compare:
+            if not any(op.__class__ in _PYTHON_COMPARISONS
+                       for op in node.ops):  # type: ignore[attr-defined]
+                for operand in [node.left, *node.comparators]:  # type: ignore[attr-defined]
+                    self._test_reads(operand, reads, depth + 1)
+        elif kind is _NAME or kind is _ATTRIBUTE or kind is ast.Call:
+            reads.append(self._ref_bound(node))
 
     def _comprehension(self, node) -> None:
         self._scope = Scope(COMPREHENSION, self._scope)
@@ -1053,6 +1115,8 @@ class ModelBuilder:
             callee = self._callable_bound(element)
             if callee is not None:
                 pending[3].append(CallEdge(fn.id, callee, scopes, span))
+                if fn.tests:
+                    self._guarded_edges[id(pending[3][-1])] = tuple(fn.tests)
             if element.__class__ is _NAME and element.id in params:
                 pending[5] = fn.id
         self._pending_higher_order.append(pending)
@@ -1370,6 +1434,8 @@ class ModelBuilder:
         receiver = self._ref_bound(attribute[0]) if attribute is not None else \
             Bound(BOUND_LOCAL, text=last)
         update = Update(receiver, last, value, self._span(node), fn.id, tuple(fn.scopes))
+        if fn.tests:
+            update.tests = tuple(fn.tests)
         params: tuple = ()
         other_params: tuple = ()
         if positional:
@@ -1723,6 +1789,8 @@ class ModelBuilder:
                 continue
             for edge in edges:
                 higher_order[len(calls)] = (text, wrapper, qname)
+                if self._guarded_edges and id(edge) in self._guarded_edges:
+                    self.model.guarded_calls[len(calls)] = self._guarded_edges[id(edge)]
                 calls.append(edge)
         self.model.forwarders = tuple(dict.fromkeys(forwarders))
 
@@ -1837,6 +1905,33 @@ def _leaf(builder: ModelBuilder, node: ast.AST) -> None:
 # Nothing to record in these, and nothing below them: the walk does not even call itself
 # for them (a quarter of the nodes it meets).
 _LEAVES = frozenset({ast.Name, ast.Constant})
+
+
+# Comparisons whose result is a Python bool whatever the operands are.
+_PYTHON_COMPARISONS = frozenset({ast.Is, ast.IsNot, ast.In, ast.NotIn})
+# Calls of builtins whose result is a Python value.
+_PYTHON_PREDICATES = frozenset({"isinstance", "issubclass", "hasattr", "callable", "len",
+                                "getattr", "any", "all", "bool", "type", "id"})
+
+
+def _plain_test(node: ast.AST, params: Tuple[str, ...]) -> bool:
+    """A test that reads like a Python value, whatever its names hold: a parameter of the
+    function (`training`: the model takes parameters for Python values in tests), a
+    literal, `x is None`, `k in d`, `isinstance(...)`, and `not`/`and`/`or` of them."""
+    kind = node.__class__
+    if kind is _NAME:
+        return node.id in params  # type: ignore[attr-defined]
+    if kind is ast.Constant:
+        return True
+    if kind is ast.UnaryOp:
+        return node.op.__class__ is ast.Not and _plain_test(node.operand, params)  # type: ignore[attr-defined]
+    if kind is ast.BoolOp:
+        return all(_plain_test(value, params) for value in node.values)  # type: ignore[attr-defined]
+    if kind is ast.Compare:
+        return all(op.__class__ in _PYTHON_COMPARISONS for op in node.ops)  # type: ignore[attr-defined]
+    if kind is ast.Call:
+        return (_name_of(node.func) or "") in _PYTHON_PREDICATES  # type: ignore[attr-defined]
+    return False
 
 
 def _before(a: ast.AST, b: ast.AST) -> bool:
@@ -1960,6 +2055,7 @@ _HANDLERS: Dict[type, Callable[[ModelBuilder, Any], None]] = {
     ast.AsyncFor: _B._for, ast.With: _B._with, ast.AsyncWith: _B._with,
     ast.ExceptHandler: _B._except_handler, ast.Call: _B._call, ast.Attribute: _B._attribute,
     ast.Dict: _B._dict, ast.Name: _leaf, ast.Constant: _leaf,
+    ast.If: _B._branch, ast.While: _B._branch, ast.IfExp: _B._branch,
 }
 
 

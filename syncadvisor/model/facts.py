@@ -213,6 +213,30 @@ class Update:
     depends: Optional[Tuple[Bound, ...]] = None
     # Where `depends` is None: what makes the value differ, if the walk found it.
     source: Optional[Source] = None
+    # Indices into `FileModel.branch_tests` of the tests of the `if`/`while` statements
+    # around the update in its function, outermost first.
+    tests: Tuple[int, ...] = ()
+
+
+# `BranchTest.keyword`: the statement a test belongs to.
+TEST_IF = "if"  # an `if` statement, or a conditional expression
+TEST_WHILE = "while"
+
+
+@record(slots=True)
+class BranchTest:
+    """The test of an `if` or `while` (or `x if test else y`) that may be a tensor, around
+    an update or a call: where AutoGraph converts the function (a `tf.function`, Keras
+    `fit`), a tensor test makes the statement a `tf.cond` or `tf.while_loop`. Tests that
+    read like Python values (a name, a literal, `x is None`, `isinstance(...)`) are not
+    recorded; linking decides for the rest from what `reads` denote."""
+
+    keyword: str  # TEST_IF or TEST_WHILE
+    span: Span  # the test
+    text: str  # the test as written, for messages
+    # The operands whose values the test takes (through `not`, `and`/`or`, comparisons
+    # other than `is`/`in`, arithmetic): names, attributes and calls.
+    reads: Tuple[Bound, ...]
 
 
 # Read kinds besides the read methods
@@ -379,6 +403,11 @@ class FileModel:
     # Functions that hand a parameter of theirs to a higher-order call as its callable (a
     # project's own `smart_cond` wrapping TensorFlow's).
     forwarders: Tuple[str, ...] = ()
+    # The tests around updates and calls (`Update.tests`, `guarded_calls`), and, by index
+    # into `calls`, the tests around a call in its caller, outermost first: only calls
+    # under a recorded test have an entry.
+    branch_tests: List[BranchTest] = field(default_factory=list)
+    guarded_calls: Dict[int, Tuple[int, ...]] = field(default_factory=dict)
     import_line: int = 1  # where a fix may insert an import (after docstring, __future__)
     newline: str = "\n"  # the file's first line ending: what an inserted line ends with
 

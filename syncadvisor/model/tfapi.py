@@ -799,6 +799,30 @@ MERGE_CALL_REFUSING_CALLS: Dict[str, bool] = {
         "tensorflow.__internal__.smart_cond.smart_cond",
         "tf_keras.utils.control_flow_util.smart_cond", "keras.ops.cond"), False),
 }
+# What makes AutoGraph turn a Python `if`/`while` into `tf.cond`/`tf.while_loop` in a
+# function it converts (a `tf.function`, what one calls, Keras' steps under `fit`): a
+# test that is a tensor -- a variable's value, or the result of one of these calls
+# (qualified names, and prefixes ending in "."), or a comparison or `not` of such. An
+# update inside then refuses an aggregation as MERGE_CALL_REFUSING_CALLS' entries do;
+# run eagerly (`strategy.run` outside any `tf.function`), the `if` is plain Python.
+# Observed on TF 2.21 (tests/runtime/test_control_flow.py).
+TENSOR_VALUED_CALLS = frozenset({
+    "tensorflow.reduce_all", "tensorflow.reduce_any", "tensorflow.reduce_sum",
+    "tensorflow.reduce_mean", "tensorflow.reduce_max", "tensorflow.reduce_min",
+    "tensorflow.equal", "tensorflow.not_equal", "tensorflow.greater",
+    "tensorflow.greater_equal", "tensorflow.less", "tensorflow.less_equal",
+    "tensorflow.logical_and", "tensorflow.logical_or", "tensorflow.logical_not",
+    "tensorflow.cast", "tensorflow.size", "tensorflow.rank", "tensorflow.norm",
+    "tensorflow.constant", "tensorflow.identity", "tensorflow.convert_to_tensor",
+    "tensorflow.math.", "tensorflow.compat.v1.math.", "tensorflow.random.",
+    "keras.ops.", "tf_keras.backend.",
+})
+# ... except these, which return a Python value.
+PYTHON_VALUED_CALLS = frozenset({"keras.ops.is_tensor", "tf_keras.backend.is_keras_tensor",
+                                 "tf_keras.backend.is_sparse", "tf_keras.backend.ndim",
+                                 "tf_keras.backend.int_shape", "tf_keras.backend.floatx",
+                                 "tf_keras.backend.image_data_format",
+                                 "tf_keras.backend.learning_phase"})
 MERGE_CALL_REFUSED_ERROR = ("RuntimeError (\"`merge_call` called while defining a new graph "
                             "or a tf.function\")")
 

@@ -22,7 +22,7 @@ from .contexts import Context, ContextAnalysis, ProjectIndex, Strategy
 from .facts import (BOOL, BOUND_ATTR, BOUND_CALL, BOUND_CONTAINER, BOUND_ELEMENT, BOUND_ITEM,
                     BOUND_METHOD, BOUND_NAMES, BOUND_PARAM, BOUND_QNAME, BOUND_SELF_ATTR, CALL,
                     ENTRY_CROSS, FLOAT, INT, QNAME, READ_CHECKPOINT, READ_SAVE, READ_WRITE, Bound,
-                    Construction, CreationCall, FileModel, Read, Source, Span, Value)
+                    BranchTest, Construction, CreationCall, FileModel, Read, Source, Span, Value)
 
 REPLICA = "replica"
 CROSS = "cross-replica"
@@ -60,6 +60,9 @@ class Hop:
     callee: str  # the called function's name ("<lambda>" for a lambda)
     through: Optional[str] = None  # the higher-order callee that runs it (`tf.cond`)
     through_qname: Optional[str] = None  # ... its qualified name, where it resolves
+    # The `if`/`while` tests around the call in the caller that may be tensors
+    # (`UsageAnalysis.tensor_test` decides), outermost first.
+    tests: Tuple[BranchTest, ...] = ()
 
 
 @record
@@ -83,6 +86,9 @@ class UpdateInfo:
     # What makes a PER_REPLICA value differ, where known (facts.Update.source, or the
     # state that linking found out of sync).
     source: Optional[Source] = None
+    # The `if`/`while` tests around the update in its function that may be tensors
+    # (`UsageAnalysis.tensor_test` decides), outermost first.
+    tests: Tuple[BranchTest, ...] = ()
 
     @property
     def replica_context(self) -> Optional[bool]:
@@ -136,6 +142,20 @@ def value_kind(value: Optional[Value]) -> str:
     if value.kind == QNAME and value.qname and "." in value.qname:
         return CONSTANT  # a module-level constant such as np.pi
     return PER_REPLICA
+
+
+def _tensor_valued(qname: Optional[str]) -> bool:
+    """A call of tfapi.TENSOR_VALUED_CALLS: its result is a tensor."""
+    if not qname or qname in tfapi.PYTHON_VALUED_CALLS:
+        return False
+    if qname in tfapi.TENSOR_VALUED_CALLS:
+        return True
+    head, dot, _ = qname.rpartition(".")
+    while dot:
+        if head + "." in tfapi.TENSOR_VALUED_CALLS:
+            return True
+        head, dot, _ = head.rpartition(".")
+    return False
 
 
 def is_statistic(value: Optional[Value]) -> bool:
@@ -420,11 +440,28 @@ class UsageAnalysis:
         for caller, path, i in chain:
             fm = by_path[path]
             higher_order = fm.higher_order.get(i)
+            through, through_qname = higher_order[::2] if higher_order else (None, None)
+            tests = fm.guarded_calls.get(i)
             hops.append(Hop(self._name(caller), path, fm.calls[i].span, self._name(target),
-                            *(higher_order[::2] if higher_order else ())))
+                            through, through_qname,
+                            tuple(fm.branch_tests[t] for t in tests) if tests else ()))
             target = caller
         hops.reverse()
         return hops
+
+    def tensor_test(self, test: BranchTest, path: str) -> bool:
+        """Whether an `if`/`while` test in `path` may be a tensor, so that AutoGraph makes
+        the statement a `tf.cond`/`tf.while_loop` where it converts the function: it
+        takes the value of a variable, or of a call of tfapi.TENSOR_VALUED_CALLS, directly
+        or through a local name bound to one. Parameters and other names are taken to be
+        Python values (Keras passes `training` as a Python bool)."""
+        for read in test.reads:
+            for bound in (read, *read.options) if read.kind == BOUND_NAMES else (read,):
+                if bound.kind == BOUND_CALL and _tensor_valued(bound.qname):
+                    return True
+            if any(obj.kind == OBJ_VAR for obj in self.objects(read, path)):
+                return True
+        return False
 
     def _name(self, fid: str) -> str:
         fm = self.index.functions.get(fid)
@@ -518,6 +555,8 @@ class UsageAnalysis:
                                   update.span, update.function, self.where_at(update.function),
                                   contexts, update.function_style, update.accumulates,
                                   update.depends, update.source)
+                if update.tests:
+                    info.tests = tuple(fm.branch_tests[t] for t in update.tests)
                 for key in keys:
                     result[key].append(info)
         return result

@@ -4,6 +4,7 @@ from typing import Iterator, Optional, Tuple
 
 from ..findings import Finding
 from ..model import tfapi
+from ..model.facts import TEST_IF
 from ..model.usage import PER_REPLICA
 from .base import (ERROR, UNSAFE, WARNING, Expect, Invalid, Rule, RuleContext, judge, make_fix,
                    set_setting, site_span, snippet, strategy_contexts, suggest_aggregation,
@@ -22,6 +23,23 @@ _THROUGH_COND = snippet("""
         return x
     def step(x):
         return tf.cond(scale > 0., lambda: init(x), lambda: x)
+    strategy.run(step, args=(1.,))
+""")
+
+# An update under a Python `if` on a variable in a traced function, which AutoGraph
+# makes a `tf.cond`: flagged, with no fix either.
+_UNDER_TENSOR_IF = snippet("""
+    import tensorflow as tf
+    strategy = tf.distribute.MirroredStrategy()
+    with strategy.scope():
+        scale = tf.Variable(1.)
+        ready = tf.Variable(False)
+    @tf.function
+    def step(x):
+        if not ready:
+            scale.assign(tf.math.reduce_std(x))
+            ready.assign(True)
+        return x
     strategy.run(step, args=(1.,))
 """)
 
@@ -86,10 +104,15 @@ class ReplicaUpdateWithoutAggregation(Rule):
     ONLY_FIRST_REPLICA for counters -- and the message says which and why. Replica-local
     state can instead be made ON_READ with an aggregation. There is no fix where the
     calls that reach the update pass through a `tf.cond`/`tf.case`/`tf.switch_case`
-    branch or a `tf.while_loop`/`tf.map_fn`/`tf.scan`/`tf.foldl`/`tf.foldr` body: there
-    an aggregated update's `merge_call` raises RuntimeError ("`merge_call` called while
-    defining a new graph or a tf.function"), so the value has to be reduced across
-    replicas before the branch, which only the author can arrange.
+    branch or a `tf.while_loop`/`tf.map_fn`/`tf.scan`/`tf.foldl`/`tf.foldr` body, or
+    under a Python `if`/`while` (or `x if test else y`) whose test is a tensor -- it
+    reads a variable or a TensorFlow op's result -- in a traced function (a
+    `tf.function`, what one calls, Keras' steps under `fit`), which AutoGraph makes a
+    `tf.cond`/`tf.while_loop`: there an aggregated update's `merge_call` raises
+    RuntimeError ("`merge_call` called while defining a new graph or a tf.function"), so
+    the value has to be reduced across replicas before the branch, which only the author
+    can arrange. A test on a parameter (Keras' `training` is a Python bool), a Python
+    attribute, `is None` or `isinstance` stays Python, and keeps the fix.
     """
 
     code = "TFS201"
@@ -266,6 +289,35 @@ class ReplicaUpdateWithoutAggregation(Rule):
         ),
         Invalid(  # reached through a `tf.cond` branch: an aggregation there would raise
             _THROUGH_COND, (Expect(4, 13, WARNING),), unsafe_fixed=_THROUGH_COND),
+        Invalid(  # under an `if` on a variable, which AutoGraph makes a `tf.cond`
+            _UNDER_TENSOR_IF, (Expect(4, 13, WARNING),), unsafe_fixed=_UNDER_TENSOR_IF),
+        Invalid(  # under an `if` on a Python value: the `if` stays Python, the fix stays
+            snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    scale = tf.Variable(1.)
+                @tf.function
+                def step(x, first=True):
+                    if first:
+                        scale.assign(tf.math.reduce_std(x))
+                    return x
+                strategy.run(step, args=(1.,))
+            """),
+            (Expect(4, 13, WARNING),),
+            unsafe_fixed=snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    scale = tf.Variable(1., aggregation=tf.VariableAggregation.MEAN)
+                @tf.function
+                def step(x, first=True):
+                    if first:
+                        scale.assign(tf.math.reduce_std(x))
+                    return x
+                strategy.run(step, args=(1.,))
+            """),
+        ),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -311,7 +363,7 @@ class ReplicaUpdateWithoutAggregation(Rule):
             return None
         replica = update.in_replica()[0]
         at = ctx.at(f"`.{update.method}(...)`", update.path, update.span)
-        branch, always = _refusing_branch(ctx, replica, update.function)
+        branch, always = _refusing_branch(ctx, replica, update)
         fix = None
         if branch is None or not always:
             member, reason = suggest_aggregation(site)
@@ -332,18 +384,36 @@ class ReplicaUpdateWithoutAggregation(Rule):
             severity, fix)
 
 
-def _refusing_branch(ctx: RuleContext, where, function) -> Tuple[Optional[str], bool]:
+def _refusing_branch(ctx: RuleContext, where, update) -> Tuple[Optional[str], bool]:
     """("`tf.cond` at line 12", whether it always refuses) for the first call of
     tfapi.MERGE_CALL_REFUSING_CALLS through whose branch or loop body the update is
-    reached; (None, False) where there is none."""
+    reached, or the first `if`/`while` with a tensor test on the way (in a caller, around
+    the call, or around the update), which AutoGraph makes a `tf.cond`/`tf.while_loop`
+    where it converts the function; (None, False) where there is none."""
     found: Tuple[Optional[str], bool] = (None, False)
-    for hop in ctx.usage.call_path(where, function):
+    for hop in ctx.usage.call_path(where, update.function):
+        tensor = _tensor_test(ctx, hop.tests, hop.path)
+        if tensor is not None:
+            return tensor, True
         always = tfapi.MERGE_CALL_REFUSING_CALLS.get(hop.through_qname or "")
         if always is not None and (found[0] is None or always):
             found = (ctx.at(f"`{hop.through}`", hop.path, hop.span), always)
             if always:
-                break
-    return found
+                return found
+    tensor = _tensor_test(ctx, update.tests, update.path)
+    return (tensor, True) if tensor is not None else found
+
+
+def _tensor_test(ctx: RuleContext, tests, path: str) -> Optional[str]:
+    """"the `if` at line 12 (`not self.initialized`), which AutoGraph makes a `tf.cond`
+    where the function is traced," for the first of `tests` that may be a tensor."""
+    for test in tests:
+        if ctx.usage.tensor_test(test, path):
+            made = "`tf.cond`" if test.keyword == TEST_IF else "`tf.while_loop`"
+            at = ctx.at(f"the `{test.keyword}`", path, test.span)
+            return (f"{at} (`{test.text}`), which AutoGraph makes a {made} where the "
+                    f"function is traced (a `tf.function`, Keras `fit`),")
+    return None
 
 
 def _per_worker(site) -> bool:

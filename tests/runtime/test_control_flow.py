@@ -5,6 +5,11 @@ aggregation fix for an update reached through one. The entries marked conditiona
 only with a tensor predicate; with a Python bool they call the function directly and the
 update runs clean, as it does outside any branch and inside `vectorized_map`.
 
+AutoGraph's `if`/`while`/conditional expression do the same in a traced function when
+their test is a tensor (tfapi.TENSOR_VALUED_CALLS): with a Python test, or run eagerly
+(`strategy.run` outside any `tf.function`), they are plain Python and the update runs
+clean.
+
 Every entry of the table has a call here, so that the table cannot claim more than was run.
 Skipped without TensorFlow unless SYNCADVISOR_REQUIRE_TF=1.
 """
@@ -104,6 +109,23 @@ def _source(call: str, predicate: str = TENSOR_PREDICATE) -> str:
     return PRELUDE + f"\nCALL = lambda x: {call.replace('P', predicate)}\n" + RUN
 
 
+# AutoGraph's statements, as (tensor test, Python test) bodies of the function the step
+# calls: each calls `upd` under it, as a caller's `if` around the call that reaches an
+# update does.
+AUTOGRAPH = {
+    "if": ("if flag > 0:\n    upd(x)", "if True:\n    upd(x)"),
+    "while": ("i = tf.constant(0)\nwhile i < 1:\n    upd(x)\n    i += 1",
+              "i = 0\nwhile i < 1:\n    upd(x)\n    i += 1"),
+    "if-expression": ("upd(x) if flag > 0 else zero()", "upd(x) if True else zero()"),
+}
+
+
+def _autograph_source(body: str, traced: bool = True) -> str:
+    run = RUN if traced else RUN.replace("@tf.function\n", "")
+    lines = "".join(f"    {line}\n" for line in body.splitlines())
+    return PRELUDE + f"\ndef CALL(x):\n{lines}    return zero()\n" + run
+
+
 def _tensorflow_or_skip() -> None:
     if importlib.util.find_spec("tensorflow") is None:
         if os.environ.get("SYNCADVISOR_REQUIRE_TF") == "1":
@@ -122,6 +144,10 @@ def test_aggregated_updates_raise_inside_the_branches_the_table_names():
     snippets.update({f"bool:{name}": _source(call, "True") for name, call in CALLS.items()
                      if not tfapi.MERGE_CALL_REFUSING_CALLS[name]})
     snippets.update({f"clean:{name}": _source(call) for name, call in CLEAN.items()})
+    for name, (tensor, python) in AUTOGRAPH.items():
+        snippets[f"tensor:autograph-{name}"] = _autograph_source(tensor)
+        snippets[f"bool:autograph-{name}"] = _autograph_source(python)
+        snippets[f"eager:autograph-{name}"] = _autograph_source(tensor, traced=False)
     results = run_snippets(snippets, per_snippet_timeout=120.0)
     wrong = []
     for key, record in results.items():
