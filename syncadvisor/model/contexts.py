@@ -18,8 +18,8 @@ from ..findings import Related
 from ..records import record
 from . import tfapi
 from .facts import (BOUND_ATTR, BOUND_CALL, BOUND_METHOD, BOUND_NAMES, BOUND_PARAM, BOUND_QNAME,
-                    BOUND_SELF_ATTR, Bound, ClassInfo, Construction, CreatorScope, FileModel,
-                    Span)
+                    BOUND_SELF_ATTR, Bound, CallEdge, ClassInfo, Construction, CreatorScope,
+                    FileModel, Span)
 
 _MAX_DEPTH = 8
 _UNKNOWN_POSITION = 1 << 16  # past a `*args`: no positional parameter is known to be filled
@@ -138,6 +138,7 @@ class ProjectIndex:
         self._values: Optional[Dict[str, List[Tuple[Handed, str, int]]]] = None
         self._instances: Optional[Callable[[], Optional[Callable[[Bound, str], List[str]]]]] = None
         self._asking: Set[Tuple[str, str]] = set()  # parameters being followed
+        self._by_path: Optional[Dict[str, FileModel]] = None
         self._following = False  # while calls of parameters are added to `_calls_into`
         for fm in self.files:
             self.modules.setdefault(fm.module, fm)
@@ -310,6 +311,23 @@ class ProjectIndex:
         return found
 
     def arguments_for(self, function: str, param: str) -> List[Tuple[Bound, str]]:
+        return [(passed, path) for passed, path, _ in self._arguments(function, param)]
+
+    def arguments_with_calls(self, function: str, param: str
+                             ) -> List[Tuple[Bound, str, Optional[CallEdge]]]:
+        """`arguments_for`, each with the call edge that passes it where the call is one
+        (None for a construction, a `partial` or a `strategy.run(fn, args=...)`)."""
+        found = []
+        for passed, path, edge in self._arguments(function, param):
+            if edge < 0:
+                found.append((passed, path, None))
+                continue
+            if self._by_path is None:
+                self._by_path = {fm.path: fm for fm in self.files}
+            found.append((passed, path, self._by_path[path].calls[edge]))
+        return found
+
+    def _arguments(self, function: str, param: str) -> List[Tuple[Bound, str, int]]:
         """What the calls of a function pass for one of its parameters, as far as the
         model follows them (`Construction` records): calls of a plain function by name,
         of a method on `self` or on an instance of its class (`instances`, once set),
@@ -324,13 +342,13 @@ class ProjectIndex:
             return []  # (a function called through its own parameter: what is known so far)
         # Positional arguments fill the names before the first starred one.
         positional = next((i for i, p in enumerate(params) if p.startswith("*")), len(params))
-        found: List[Tuple[Bound, str]] = []
+        found: List[Tuple[Bound, str, int]] = []
         self._asking.add((function, param))
         try:
             calls = self._calls_of(function)
         finally:
             self._asking.discard((function, param))
-        for (_, keywords, passed_all), path, shift in calls:
+        for (edge, keywords, passed_all), path, shift in calls:
             position = shift
             for keyword, passed in zip(keywords, passed_all):
                 if keyword == "":
@@ -343,7 +361,7 @@ class ProjectIndex:
                 else:
                     hit = keyword == param
                 if hit and passed is not None:
-                    found.append((passed, path))
+                    found.append((passed, path, edge))
         return found
 
     def set_instances(self, instances: Callable[[Bound, str], List[str]]) -> None:

@@ -547,19 +547,48 @@ class UsageAnalysis:
         result: Dict[VarKey, List[UpdateInfo]] = defaultdict(list)
         for fm in self.index.files:
             for update in fm.updates:
-                keys = self.variables_of(update.receiver, fm.path)
-                if not keys:
-                    continue
-                contexts = self.contexts.contexts_at(fm.path, update.function, update.scopes)
-                info = UpdateInfo(fm.path, update.method, update.value, value_kind(update.value),
-                                  update.span, update.function, self.where_at(update.function),
-                                  contexts, update.function_style, update.accumulates,
-                                  update.depends, update.source)
-                if update.tests:
-                    info.tests = tuple(fm.branch_tests[t] for t in update.tests)
-                for key in keys:
-                    result[key].append(info)
+                for keys, where, contexts in self._update_targets(update, fm.path):
+                    info = UpdateInfo(fm.path, update.method, update.value,
+                                      value_kind(update.value), update.span, update.function,
+                                      where, contexts, update.function_style,
+                                      update.accumulates, update.depends, update.source)
+                    if update.tests:
+                        info.tests = tuple(fm.branch_tests[t] for t in update.tests)
+                    for key in keys:
+                        result[key].append(info)
         return result
+
+    def _update_targets(self, update, path: str
+                        ) -> List[Tuple[List[VarKey], FrozenSet[Where], FrozenSet[Context]]]:
+        """The variables an update may change, each group with the replica-ness and
+        strategy contexts it changes them in. An update of its own function's parameter
+        (`def assign(ref, value): ref.assign(value)`, a helper every module calls) changes
+        what each call passes in that call's contexts, not in those of every call of the
+        helper: a variable handed over in cross-replica code is not updated in replica
+        context because another caller runs in it."""
+        receiver = update.receiver
+        if receiver.kind == BOUND_NAMES and len(receiver.options) == 1:
+            receiver = receiver.options[0]
+        if receiver.kind != BOUND_PARAM or receiver.qname != update.function or \
+                update.scopes or not receiver.attr:
+            keys = self.variables_of(update.receiver, path)
+            if not keys:
+                return []
+            return [(keys, self.where_at(update.function),
+                     self.contexts.contexts_at(path, update.function, update.scopes))]
+        groups: List[Tuple[List[VarKey], FrozenSet[Where], FrozenSet[Context]]] = []
+        for passed, passed_path, edge in self.index.arguments_with_calls(receiver.qname,
+                                                                         receiver.attr):
+            keys = self.variables_of(passed, passed_path)
+            if not keys:
+                continue
+            if edge is None:  # a construction, `partial` or `strategy.run`: the callee's own
+                groups.append((keys, self.where_at(update.function),
+                               self.contexts.contexts_at(path, update.function, ())))
+                continue
+            groups.append((keys, self.where_at(edge.caller),
+                           self.contexts.contexts_at(passed_path, edge.caller, edge.scopes)))
+        return groups
 
     def reads(self) -> Dict[VarKey, List[ReadInfo]]:
         result: Dict[VarKey, List[ReadInfo]] = defaultdict(list)
