@@ -547,7 +547,8 @@ class UsageAnalysis:
         result: Dict[VarKey, List[UpdateInfo]] = defaultdict(list)
         for fm in self.index.files:
             for update in fm.updates:
-                for keys, where, contexts in self._update_targets(update, fm.path):
+                for keys, where, contexts in self._targets(update.receiver, update.function,
+                                                           update.scopes, fm.path):
                     info = UpdateInfo(fm.path, update.method, update.value,
                                       value_kind(update.value), update.span, update.function,
                                       where, contexts, update.function_style,
@@ -558,24 +559,24 @@ class UsageAnalysis:
                         result[key].append(info)
         return result
 
-    def _update_targets(self, update, path: str
-                        ) -> List[Tuple[List[VarKey], FrozenSet[Where], FrozenSet[Context]]]:
-        """The variables an update may change, each group with the replica-ness and
-        strategy contexts it changes them in. An update of its own function's parameter
-        (`def assign(ref, value): ref.assign(value)`, a helper every module calls) changes
-        what each call passes in that call's contexts, not in those of every call of the
-        helper: a variable handed over in cross-replica code is not updated in replica
-        context because another caller runs in it."""
-        receiver = update.receiver
+    def _targets(self, bound: Bound, function: Optional[str], scopes: Tuple[int, ...],
+                 path: str) -> List[Tuple[List[VarKey], FrozenSet[Where], FrozenSet[Context]]]:
+        """The variables an update or read of `bound` in `function` may touch, each group
+        with the replica-ness and strategy contexts it touches them in. One of its own
+        function's parameter (`def assign(ref, value): ref.assign(value)`, a helper every
+        module calls) touches what each call passes in that call's contexts, not in those
+        of every call of the helper: a variable handed over in cross-replica code is not
+        updated in replica context because another caller runs in it."""
+        receiver = bound
         if receiver.kind == BOUND_NAMES and len(receiver.options) == 1:
             receiver = receiver.options[0]
-        if receiver.kind != BOUND_PARAM or receiver.qname != update.function or \
-                update.scopes or not receiver.attr:
-            keys = self.variables_of(update.receiver, path)
+        if receiver.kind != BOUND_PARAM or receiver.qname != function or function is None \
+                or scopes or not receiver.attr:
+            keys = self.variables_of(bound, path)
             if not keys:
                 return []
-            return [(keys, self.where_at(update.function),
-                     self.contexts.contexts_at(path, update.function, update.scopes))]
+            return [(keys, self.where_at(function),
+                     self.contexts.contexts_at(path, function, scopes))]
         groups: List[Tuple[List[VarKey], FrozenSet[Where], FrozenSet[Context]]] = []
         for passed, passed_path, edge in self.index.arguments_with_calls(receiver.qname,
                                                                          receiver.attr):
@@ -583,8 +584,8 @@ class UsageAnalysis:
             if not keys:
                 continue
             if edge is None:  # a construction, `partial` or `strategy.run`: the callee's own
-                groups.append((keys, self.where_at(update.function),
-                               self.contexts.contexts_at(path, update.function, ())))
+                groups.append((keys, self.where_at(function),
+                               self.contexts.contexts_at(path, function, ())))
                 continue
             groups.append((keys, self.where_at(edge.caller),
                            self.contexts.contexts_at(passed_path, edge.caller, edge.scopes)))
@@ -601,6 +602,13 @@ class UsageAnalysis:
                     saves.append((read, fm.path))
                 if read.kind == READ_WRITE:
                     continue  # a save only of a checkpoint (below)
+                if read.kind in tfapi.READ_METHODS:  # a read of the variable itself
+                    for keys, where, _ in self._targets(read.receiver, read.function,
+                                                        read.scopes, fm.path):
+                        info = ReadInfo(fm.path, read.kind, read.span, where)
+                        for key in keys:
+                            result[key].append(info)
+                    continue
                 info = ReadInfo(fm.path, read.kind, read.span, self.where_at(read.function))
                 keys = self._read_variables(read, fm.path)
                 for key in keys:
