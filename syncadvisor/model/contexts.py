@@ -317,7 +317,7 @@ class ProjectIndex:
                              ) -> List[Tuple[Bound, str, Optional[CallEdge]]]:
         """`arguments_for`, each with the call edge that passes it where the call is one
         (None for a construction, a `partial` or a `strategy.run(fn, args=...)`)."""
-        found = []
+        found: List[Tuple[Bound, str, Optional[CallEdge]]] = []
         for passed, path, edge in self._arguments(function, param):
             if edge < 0:
                 found.append((passed, path, None))

@@ -578,7 +578,7 @@ class UsageAnalysis:
             return [(keys, self.where_at(function),
                      self.contexts.contexts_at(path, function, scopes))]
         groups: List[Tuple[List[VarKey], FrozenSet[Where], FrozenSet[Context]]] = []
-        for passed, passed_path, edge in self.index.arguments_with_calls(receiver.qname,
+        for passed, passed_path, edge in self.index.arguments_with_calls(function,
                                                                          receiver.attr):
             keys = self.variables_of(passed, passed_path)
             if not keys:
