@@ -598,9 +598,8 @@ class StrategyResolver:
         if depth > _MAX_DEPTH:
             return []
         index = self._index
-        kind = bound.kind
-        if kind == BOUND_CALL and bound.qname:
-            qname = bound.qname
+        qname = bound.qname
+        if bound.kind == BOUND_CALL and qname:
             if qname in tfapi.STRATEGY_CONSTRUCTORS:
                 line = bound.span.line if bound.span else None
                 return [StrategyOption(tfapi.STRATEGY_CONSTRUCTORS[qname], path, line)]
@@ -608,78 +607,55 @@ class StrategyResolver:
                 if self.current and bound.span is not None:
                     return [StrategyOption(_CURRENT, path, bound.span.line, at=bound.span)]
                 return [StrategyOption(tfapi.ANY_STRATEGY)]
-            if qname in index.functions:
-                fm = index.functions[qname]
-                return self._from_many(fm.functions[qname].returns, fm.path, depth)
             if qname in index.classes:
                 return self._subclass(qname, bound, path)
+        elif bound.kind == BOUND_QNAME and qname and \
+                any(qname.startswith(p) for p in tfapi.NOT_STRATEGY_PREFIXES):
             return []
-        if kind == BOUND_QNAME and bound.qname:
-            if any(bound.qname.startswith(p) for p in tfapi.NOT_STRATEGY_PREFIXES):
-                return []
-            bounds = index.module_global(bound.qname)
-            if bounds:
-                fm = index.modules[bound.qname.rpartition(".")[0]]
-                return self._from_many(bounds, fm.path, depth)
-            return []
-        if kind == BOUND_NAMES:
-            return self._from_many(bound.options, path, depth)
-        if kind == BOUND_SELF_ATTR and bound.qname and bound.attr:
-            owner = index.class_files.get(bound.qname)
-            if owner is None:
-                return []
-            return self._from_many(index.class_attr(bound.qname, bound.attr), owner.path, depth)
-        if kind == BOUND_PARAM and bound.qname and bound.attr:
-            options: List[StrategyOption] = []
-            for argument, argument_path in index.arguments_for(bound.qname, bound.attr):
-                options.extend(self._options(argument, argument_path, depth + 1))
-            return options
-        if kind == BOUND_METHOD and bound.qname and bound.attr:
-            fid = index.method(bound.qname, bound.attr)
-            if fid is None:
-                return []
-            fm = index.functions[fid]
-            return self._from_many(fm.functions[fid].returns, fm.path, depth)
-        if kind == BOUND_ATTR and bound.attr and bound.options:
-            # `self.args.strategy`: the attribute of the project objects the receiver may be
-            options = []
-            for cls in self._classes(bound.options[0], path, depth + 1):
-                owner = index.class_files[cls]
-                options.extend(self._from_many(index.class_attr(cls, bound.attr), owner.path,
-                                               depth))
-            return options
-        return []
+        options: List[StrategyOption] = []
+        for followed, followed_path in self._followed(bound, path, depth):
+            options.extend(self._options(followed, followed_path, depth + 1))
+        return options
 
     def _classes(self, bound: Bound, path: str, depth: int) -> List[str]:
         """The project classes of which `bound` may be an instance, as far as names,
-        `self` attributes, parameters and returns show (no instance analysis yet)."""
+        attributes, parameters and returns show (no instance analysis yet)."""
         if depth > _MAX_DEPTH:
             return []
-        index = self._index
-        kind, qname = bound.kind, bound.qname
-        found: List[Tuple[Bound, str]] = []
-        if kind == BOUND_CALL and qname:
-            if qname in index.classes:
-                return [qname]
-            if qname in index.functions:
-                fm = index.functions[qname]
-                found = [(b, fm.path) for b in fm.functions[qname].returns]
-        elif kind == BOUND_NAMES:
-            found = [(b, path) for b in bound.options]
-        elif kind == BOUND_SELF_ATTR and qname and bound.attr and qname in index.class_files:
-            owner = index.class_files[qname].path
-            found = [(b, owner) for b in index.class_attr(qname, bound.attr)]
-        elif kind == BOUND_PARAM and qname and bound.attr:
-            found = index.arguments_for(qname, bound.attr)
-        elif kind == BOUND_QNAME and qname:
-            bounds = index.module_global(qname)
-            if bounds:
-                owner = index.modules[qname.rpartition(".")[0]].path
-                found = [(b, owner) for b in bounds]
+        if bound.kind == BOUND_CALL and bound.qname in self._index.classes:
+            return [str(bound.qname)]
         classes: List[str] = []
-        for b, p in found:
-            classes.extend(c for c in self._classes(b, p, depth + 1) if c not in classes)
+        for followed, followed_path in self._followed(bound, path, depth):
+            classes.extend(c for c in self._classes(followed, followed_path, depth + 1)
+                           if c not in classes)
         return classes
+
+    def _followed(self, bound: Bound, path: str, depth: int) -> List[Tuple[Bound, str]]:
+        """What a name, a `self` attribute, a parameter, a module global, an attribute of
+        a project object (`self.args.strategy`) or the result of a project function or
+        method stands for, one binding further, with the file each binding is in."""
+        index = self._index
+        kind, qname, attr = bound.kind, bound.qname, bound.attr
+        if kind == BOUND_NAMES:
+            return [(b, path) for b in bound.options]
+        fid = qname if kind == BOUND_CALL and qname in index.functions else \
+            index.method(qname, attr) if kind == BOUND_METHOD and qname and attr else None
+        if fid is not None:
+            fm = index.functions[fid]
+            return [(b, fm.path) for b in fm.functions[fid].returns]
+        if kind == BOUND_QNAME and qname:
+            bounds = index.module_global(qname)
+            owner = index.modules[qname.rpartition(".")[0]].path if bounds else ""
+            return [(b, owner) for b in bounds or ()]
+        if kind == BOUND_SELF_ATTR and qname and attr and qname in index.class_files:
+            return [(b, index.class_files[qname].path) for b in index.class_attr(qname, attr)]
+        if kind == BOUND_PARAM and qname and attr:
+            return index.arguments_for(qname, attr)
+        if kind == BOUND_ATTR and attr and bound.options:
+            return [(b, index.class_files[cls].path)
+                    for cls in self._classes(bound.options[0], path, depth + 1)
+                    for b in index.class_attr(cls, attr)]
+        return []
 
     def _subclass(self, class_id: str, bound: Bound, path: str) -> List[StrategyOption]:
         """A project class derived from a strategy class is that strategy."""
@@ -717,13 +693,6 @@ class StrategyResolver:
         if bound.kind == BOUND_NAMES and len(bound.options) == 1 and depth < _MAX_DEPTH:
             return self._creator_ops(bound.options[0], path, depth + 1)
         return None
-
-    def _from_many(self, bounds: Iterable[Bound], path: str, depth: int) -> List[StrategyOption]:
-        options: List[StrategyOption] = []
-        for bound in bounds:
-            options.extend(self._options(bound, path, depth + 1))
-        return options
-
 
 class ContextAnalysis:
     """Strategy contexts of every function and scope in the run."""
