@@ -322,10 +322,14 @@ class ProjectIndex:
             if edge < 0:
                 found.append((passed, path, None))
                 continue
-            if self._by_path is None:
-                self._by_path = {fm.path: fm for fm in self.files}
-            found.append((passed, path, self._by_path[path].calls[edge]))
+            found.append((passed, path, self.file_at(path).calls[edge]))
         return found
+
+    def file_at(self, path: str) -> FileModel:
+        """The model of the run's file at `path`."""
+        if self._by_path is None:
+            self._by_path = {fm.path: fm for fm in self.files}
+        return self._by_path[path]
 
     def _arguments(self, function: str, param: str) -> List[Tuple[Bound, str, int]]:
         """What the calls of a function pass for one of its parameters, as far as the

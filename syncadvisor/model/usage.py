@@ -211,7 +211,6 @@ class UsageAnalysis:
         self._call_targets: Dict[str, Dict[int, List[str]]] = {}
         self._forward: Optional[Dict[str, List[Tuple[str, str, int]]]] = None
         self._parents: Dict[Where, Dict[str, Tuple[str, str, int]]] = {}
-        self._files_by_path: Optional[Dict[str, FileModel]] = None
         # path -> [(i, the project methods `obj.method()` call `i` may run)], for calls
         # the context analysis's own table leaves out
         self.instance_calls: Dict[str, List[Tuple[int, List[str]]]] = {}
@@ -432,13 +431,10 @@ class UsageAnalysis:
             node = parents[node][0]
         if node not in entered:
             return []
-        by_path = self._files_by_path
-        if by_path is None:
-            by_path = self._files_by_path = {fm.path: fm for fm in self.index.files}
         hops: List[Hop] = []
         target = function
         for caller, path, i in chain:
-            fm = by_path[path]
+            fm = self.index.file_at(path)
             higher_order = fm.higher_order.get(i)
             through, through_qname = higher_order[::2] if higher_order else (None, None)
             tests = fm.guarded_calls.get(i)
@@ -704,8 +700,7 @@ class UsageAnalysis:
         table = self._edges_by_span.get(path)
         if table is None:
             table = self._edges_by_span[path] = {
-                edge.span: (edge.caller, edge.scopes)
-                for fm in self.index.files if fm.path == path for edge in fm.calls}
+                edge.span: (edge.caller, edge.scopes) for edge in self.index.file_at(path).calls}
         found = table.get(bound.span)
         if found is None:
             return frozenset()
