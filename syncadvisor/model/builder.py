@@ -33,7 +33,7 @@ from .facts import (
     Source, Span, Update, Value,
 )
 from . import creators
-from .invariance import Definitions, Invariance
+from .invariance import Definitions, Invariance, paired
 from .names import CLASS, COMPREHENSION, FUNCTION, MODULE, Binding, NameResolver, PendingRef, Scope
 
 MEMBER_LIKE = re.compile(r"^[A-Z][A-Z0-9_]*$")  # an enum member's spelling
@@ -705,10 +705,10 @@ class ModelBuilder:
 
     def _bind_unpacking(self, target, value: Optional[ast.AST]) -> None:
         elements = target.elts
-        if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(elements) \
-                and not any(isinstance(e, ast.Starred) for e in value.elts):
-            for element, item in zip(elements, value.elts):
-                self._bind_target(_unstarred(element), item)
+        parts = paired(target, value, loop=False)
+        if parts is not None:
+            for element, item in parts:
+                self._bind_target(element, item)
             return
         if value is None or any(isinstance(e, ast.Starred) for e in elements):
             for element in elements:
@@ -723,23 +723,15 @@ class ModelBuilder:
                 self._bind_target(element, None)
 
     def _bind_loop_target(self, target: ast.AST, iterable: ast.AST) -> None:
-        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) \
-                and isinstance(target, (ast.Tuple, ast.List)):
-            sources: List[Optional[ast.AST]] = [
-                a for a in iterable.args if not isinstance(a, ast.Starred)]
-            sources += [k.value for k in iterable.keywords if k.arg is not None]
-            if iterable.func.id == "enumerate" and len(target.elts) == 2 and sources:
-                sources = [None, sources[0]]
-            elif iterable.func.id != "zip":
-                sources = []
-            if len(sources) == len(target.elts):
-                for starred, source in zip(target.elts, sources):
-                    element = _unstarred(starred)
-                    if isinstance(element, ast.Name) and source is not None:
-                        self._bind(element.id, self._element_of(source))
-                    else:
-                        self._bind_target(element, None)
-                return
+        parts = paired(target, iterable, loop=True) \
+            if isinstance(target, (ast.Tuple, ast.List)) else None
+        if parts is not None:  # `for g, v in zip(grads, variables)`, `enumerate(xs)`
+            for element, source in parts:
+                if isinstance(element, ast.Name) and source is not None:
+                    self._bind(element.id, self._element_of(source))
+                else:
+                    self._bind_target(element, None)
+            return
         if isinstance(target, ast.Name):
             self._bind(target.id, self._element_of(iterable))
         else:

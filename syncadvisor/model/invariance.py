@@ -98,10 +98,11 @@ class Definitions:
     def _bind(self, target: ast.AST, value: ast.AST, loop: bool = False) -> None:
         """`value` is what `target` is assigned, or with `loop` what it iterates over."""
         if isinstance(target, (ast.Tuple, ast.List)):
-            parts = _pairwise(target, value, loop)
+            parts = paired(target, value, loop)
             if parts is not None:  # `a, b = x, y`; `for g, v in zip(grads, variables)`
-                for element, part in parts:
-                    self._bind(element, part, loop and part is not _FIXED)
+                for element, part in parts:  # (an index is the same everywhere)
+                    self._bind(element, _FIXED if part is None else part,
+                               loop and part is not None)
                 return
         if isinstance(target, ast.Name):
             self.defs.setdefault(target.id, []).append(value)
@@ -114,27 +115,28 @@ class Definitions:
                 self._bind(element.value if isinstance(element, ast.Starred) else element, value)
 
 
-def _pairwise(target: ast.AST, value: ast.AST, loop: bool
-              ) -> Optional[List[Tuple[ast.AST, ast.AST]]]:
-    """Each element of a tuple target with the part of `value` it takes, where that is
-    plain: a tuple of as many values; in a loop, `zip` of as many iterables, or
-    `enumerate` (an index, the same everywhere, and the iterable's element)."""
-    elements = target.elts  # type: ignore[attr-defined]
-    if any(isinstance(e, ast.Starred) for e in elements):
-        return None
+def paired(target: ast.AST, value: Optional[ast.AST], loop: bool
+           ) -> Optional[List[Tuple[ast.AST, Optional[ast.AST]]]]:
+    """Each element of a tuple or list target (unstarred) with the part of `value` it
+    takes, where that is plain: a tuple or list of as many values; in a loop (`value` is
+    what it iterates over), `zip` of as many iterables, or `enumerate` (None for the
+    index, then the iterable). None elsewhere."""
+    elements = [e.value if isinstance(e, ast.Starred) else e
+                for e in target.elts]  # type: ignore[attr-defined]
     if not loop:
         if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(elements) \
                 and not any(isinstance(v, ast.Starred) for v in value.elts):
             return list(zip(elements, value.elts))
         return None
-    if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name) \
-            or value.keywords or any(isinstance(a, ast.Starred) for a in value.args):
+    if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
         return None
-    if value.func.id == "zip" and len(value.args) == len(elements):
-        return list(zip(elements, value.args))
-    if value.func.id == "enumerate" and len(value.args) == 1 and len(elements) == 2:
-        return [(elements[0], _FIXED), (elements[1], value.args[0])]
-    return None
+    sources: List[Optional[ast.AST]] = [a for a in value.args if not isinstance(a, ast.Starred)]
+    sources += [k.value for k in value.keywords if k.arg is not None]
+    if value.func.id == "enumerate" and len(elements) == 2 and sources:
+        sources = [None, sources[0]]
+    elif value.func.id != "zip":
+        return None
+    return list(zip(elements, sources)) if len(sources) == len(elements) else None
 
 
 class Invariance:
