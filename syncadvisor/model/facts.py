@@ -10,6 +10,18 @@ from typing import Dict, List, Optional, Tuple
 
 from ..records import field, fields, record
 
+# A line number past 256 is a new int object (28 bytes) wherever it is made: in a
+# parse's nodes, in each unpickled span. A run's spans hold hundreds of thousands of
+# them, of a few thousand values: each span takes its lines from this table instead,
+# one object per value (grown for a longer file). Lines are never negative (1-based,
+# from Python's tree or from another span), so `_LINES[line] == line` always.
+_LINES: List[int] = list(range(8192))
+
+
+def _grow_lines(line: int) -> None:
+    _LINES.extend(range(len(_LINES), 2 * line + 1))
+
+
 class Span:
     """A node's position. A value: equal and hashed by its fields, never changed once
     made (the libcst builder fills in placeholders once, before anyone reads them).
@@ -19,9 +31,13 @@ class Span:
     __slots__ = ("line", "column", "end_line", "end_column")
 
     def __init__(self, line: int, column: int, end_line: int, end_column: int):
-        self.line = line
+        try:
+            self.line = _LINES[line]
+            self.end_line = _LINES[end_line]
+        except IndexError:
+            _grow_lines(max(line, end_line))
+            self.line, self.end_line = _LINES[line], _LINES[end_line]
         self.column = column
-        self.end_line = end_line
         self.end_column = end_column
 
     def _key(self) -> Tuple[int, int, int, int]:
