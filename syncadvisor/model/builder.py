@@ -17,7 +17,7 @@ import ast
 import builtins
 import re
 import sys
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from sys import intern
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
@@ -189,8 +189,8 @@ class ModelBuilder:
         self._update_params: Dict[int, Tuple[tuple, tuple]] = {}
         self._parameter_memo: Dict[Tuple[int, str], Tuple[bool, List[Bound],
                                                           Optional[Source]]] = {}
-        self._references: Optional[Tuple[Dict[str, List[Tuple[ast.Call, tuple]]], Set[str],
-                                         Dict[int, tuple]]] = None
+        self._references: Dict[str, Tuple[List[Tuple[ast.Call, tuple]], bool,
+                                          Dict[int, tuple]]] = {}
         # Calls whose meaning depends on what their callee resolves to.
         self._pending_updates: List[Tuple[Update, Optional[PendingRef], Optional[Tuple[
             Bound, Optional[Value], bool, Optional[Tuple[Bound, ...]], Optional[Source]]]]] = []
@@ -1529,13 +1529,11 @@ class ModelBuilder:
         """What every call of the function passes for the parameter `name` (its default
         where a call passes none), as `_passed` says; False where a reference to the
         function is not a plain call, a call unpacks its arguments, or there is none."""
-        calls, others, sites = self._file_references()
         fn = self._function_of[id(fn_node)]
         method = fn.info is not None and fn.info.klass is not None and fn.self_name is not None
         args = fn_node.args  # type: ignore[attr-defined]
-        function_name = fn_node.name  # type: ignore[attr-defined]
-        found = calls.get(function_name)
-        if not found or function_name in others:
+        found, referred, sites = self._references_of(fn_node.name)  # type: ignore[attr-defined]
+        if not found or referred:
             return False, [], None
         positional = [a.arg for a in args.posonlyargs + args.args]
         defaults = dict(zip(positional[len(positional) - len(args.defaults):], args.defaults))
@@ -1587,41 +1585,75 @@ class ModelBuilder:
             [(site[level], name, node) for level, name, node in invariance.params])
         return ok, bounds + more if ok else [], source
 
-    def _file_references(self):
-        """The calls of each name in the file (`f(...)`, `x.f(...)`) with the functions
-        around each, innermost first (None for a comprehension: names the walk does not
-        follow); the names referred to other than as the callee of a call; and the
-        functions around each def."""
-        if self._references is None:
-            calls: Dict[str, List[Tuple[ast.Call, tuple]]] = {}
-            others: Set[str] = set()
-            sites: Dict[int, tuple] = {}
-            callees: Set[int] = set()
-            stack: List[Tuple[ast.AST, tuple]] = [(self._tree, ())] if self._tree else []
-            while stack:
-                node, site = stack.pop()
-                kind = node.__class__
-                if kind is ast.Call:
-                    func = node.func
-                    name = func.id if func.__class__ is _NAME else getattr(func, "attr", None)
-                    if name is not None:
-                        callees.add(id(func))
-                        calls.setdefault(name, []).append((node, site))
-                elif kind is _NAME:
-                    if id(node) not in callees:
-                        others.add(node.id)
-                    continue
-                elif kind is ast.Attribute:
-                    if id(node) not in callees:
-                        others.add(node.attr)
-                elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda):
-                    sites[id(node)] = site
-                    site = (node,) + site
-                elif kind in (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp):
-                    site = (None,) + site
-                stack.extend((child, site) for child in ast.iter_child_nodes(node))
-            self._references = calls, others, sites
-        return self._references
+    def _references_of(self, name: str):
+        """The calls of `name` in the file (`f(...)`, `x.f(...)`) with the functions around
+        each, innermost first (None for a comprehension: names the walk does not follow);
+        whether it is referred to other than as the callee of a call; and the functions
+        around each def. Only the nodes whose lines hold the word `name` are looked into
+        (a decorator's lines are its def's; an f-string's parts' positions are not
+        trusted before Python 3.12, so what is under one is all looked into)."""
+        found = self._references.get(name)
+        if found is not None:
+            return found
+        starts, lines = self._starts, []  # type: Tuple[List[int], List[int]]
+        for match in re.finditer(rf"\b{re.escape(name)}\b", self._text):
+            line = bisect_right(starts, match.start())
+            if not lines or lines[-1] != line:
+                lines.append(line)
+        calls: List[Tuple[ast.Call, tuple]] = []
+        other = False
+        sites: Dict[int, tuple] = {}
+        callees: Set[int] = set()
+        stack: List[Tuple[ast.AST, tuple, bool]] = \
+            [(self._tree, (), True)] if self._tree and lines else []
+        fields_of = _FIELDS
+        while stack:
+            node, site, pruned = stack.pop()
+            kind = node.__class__
+            if kind is ast.Constant:
+                continue
+            if pruned:
+                first = getattr(node, "lineno", None)
+                if first is not None:
+                    decorators = getattr(node, "decorator_list", None)
+                    if decorators:
+                        first = min(first, min(d.lineno for d in decorators))
+                    at = bisect_left(lines, first)
+                    if at == len(lines) or lines[at] > node.end_lineno:  # type: ignore
+                        continue
+                if kind is ast.JoinedStr:
+                    pruned = False
+            if kind is ast.Call:
+                func = node.func  # type: ignore[attr-defined]
+                if (func.id if func.__class__ is _NAME else getattr(func, "attr", None)) \
+                        == name:
+                    callees.add(id(func))
+                    calls.append((node, site))  # type: ignore[arg-type]
+            elif kind is _NAME:
+                if node.id == name and id(node) not in callees:  # type: ignore
+                    other = True
+                continue
+            elif kind is ast.Attribute:
+                if node.attr == name and id(node) not in callees:  # type: ignore
+                    other = True
+            elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda):
+                sites[id(node)] = site
+                site = (node,) + site
+            elif kind in (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp):
+                site = (None,) + site
+            fields = fields_of.get(kind)
+            if fields is None:
+                fields = fields_of[kind] = _ORDER.get(kind) or tuple(
+                    f for f in node._fields if f not in _SKIPPED_FIELDS)
+            for field_name in fields:
+                child = getattr(node, field_name, None)
+                if child.__class__ is list:
+                    stack.extend((item, site, pruned) for item in child
+                                 if isinstance(item, ast.AST))
+                elif isinstance(child, ast.AST):
+                    stack.append((child, site, pruned))
+        found = self._references[name] = (calls, other, sites)
+        return found
 
     def _running_sum_of(self, node: ast.AST, target: ast.AST, depth: int = 0) -> bool:
         """Whether `node` is `target` plus or minus other terms (`total + x`,

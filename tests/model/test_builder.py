@@ -146,3 +146,26 @@ def test_source_texts_are_the_source_as_written():
         """)
     update = _model(text).updates[0]
     assert update.value.text == "self.total\n            + x"
+
+
+_SETTLED = """\
+class L:
+    def _apply(self, value):
+        self.v.assign(value)
+    def call(self, x):
+        self._apply(1.0)
+"""
+
+
+@pytest.mark.parametrize("more, settled", [
+    ("", True),  # its one call passes the same value everywhere
+    ("    @register(_apply)\n    def other(self):\n        pass\n", False),  # in a decorator
+    ("    def other(self, x):\n        print(f'{self._apply(x)}')\n", False),  # an f-string's
+    ("    def other(self):\n        # _apply, in a comment\n        s = '_apply'\n", True),
+])
+def test_a_parameter_is_settled_from_every_reference_to_its_function(more, settled):
+    """Only the lines that name the function are looked into for its references: the
+    ones a decorator or an f-string hides still count; a comment or a string does not."""
+    text = _SETTLED + more
+    [update] = _model(text).updates
+    assert (update.depends is not None) is settled
