@@ -1774,15 +1774,19 @@ class ModelBuilder:
 
     def _bounds_of_name(self, ref: PendingRef) -> List[Bound]:
         """Every binding a plain name may have where it is used (if/else branches)."""
-        resolver = self._resolver
-        binding = resolver.lookup(ref.scope, ref.parts[0], ref.seq)
-        if binding is None:
-            return []
+        # The scope `NameResolver.lookup` finds the name in: every binding there.
+        name, own = ref.parts[0], True
         scope: Optional[Scope] = ref.scope
-        while scope is not None and binding not in scope.bindings.get(ref.parts[0], ()):
-            scope = scope.parent
-        entries = scope.bindings[ref.parts[0]] if scope is not None else [binding]
-        return [self._resolved_bound(b) for b in entries]
+        while scope is not None:
+            if scope.kind == CLASS and not own:
+                scope = scope.parent  # methods do not see class-body names
+                continue
+            entries = scope.bindings.get(name)
+            if entries:
+                return [b.bound if b.alias_parts is None else self._resolved_bound(b)
+                        for b in entries]
+            own, scope = False, scope.parent
+        return []
 
     def _resolved_bound(self, binding: Binding) -> Bound:
         bound = binding.bound
