@@ -1235,7 +1235,7 @@ class ModelBuilder:
         walk_state = self._scope, self._seq, self._fn
         self._finishing = True
         self._handed_names.clear()  # (made while bindings were still being walked)
-        passed_of = self._handed
+        passed_of, passable = self._handed, _PASSABLE
         handovers = self.model.handovers
         classes = self.model.classes
         # Classes whose methods are all this file's or a library's (`unittest.TestCase`):
@@ -1274,11 +1274,12 @@ class ModelBuilder:
                     handovers.append((edge, _KEYWORDS_MADE.setdefault(keywords, keywords),
                                       passed))
                 continue
-            passed = tuple(passed_of(a) if a.__class__ in _PASSABLE else None
-                           for a in node.args)  # (a starred one is not: None)
-            if any(passed):
+            passed_list = [passed_of(a) if a.__class__ in passable else None
+                           for a in node.args]  # (a starred one is not: None)
+            if any(passed_list):
                 keywords = tuple("*" if a.__class__ is ast.Starred else "" for a in node.args)
-                handovers.append((edge, _KEYWORDS_MADE.setdefault(keywords, keywords), passed))
+                handovers.append((edge, _KEYWORDS_MADE.setdefault(keywords, keywords),
+                                  tuple(passed_list)))
         self._scope, self._seq, self._fn = walk_state
 
     def _handover(self, callee: Bound, items: Sequence[Tuple[Optional[str], Optional[ast.AST],
@@ -1341,11 +1342,12 @@ class ModelBuilder:
         kind = value.__class__
         if kind is _NAME:
             name = value.id  # type: ignore[attr-defined]
-            if self._is_self(value):
-                return None
             key = (id(self._scope), name)
-            if key in self._handed_names:
-                return self._handed_names[key]
+            handed = self._handed_names
+            if key in handed:
+                return handed[key]
+            if name == self._fn.self_name and self._fn.klass is not None:
+                return None  # (`self`)
             if not self._finishing:
                 bound: Optional[Bound] = Bound(BOUND_NAMES, None, intern(name))
                 self._pending_names.append((self._ref((name,)), bound))  # type: ignore[arg-type]
