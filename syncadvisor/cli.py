@@ -110,6 +110,13 @@ def build_parser() -> argparse.ArgumentParser:
     explain = sub.add_parser("explain", help="what a rule checks, why, and how it fixes")
     explain.add_argument("code", metavar="CODE")
 
+    server = sub.add_parser(
+        "server", help="a language server over standard input and output, for editors "
+                       "(needs `pip install 'syncadvisor[server]'`)")
+    server.add_argument("--jobs", "-j", type=_jobs_option, default=None, metavar="N",
+                        help="worker processes that index the workspace (default: the CPU "
+                             "count)")
+
     from .profile import cli as profile_cli  # argument definitions only: no TensorFlow
 
     profile = sub.add_parser(
@@ -181,6 +188,10 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             return _rules(args)
         if args.command == "explain":
             return _explain(args)
+        if args.command == "server":
+            from .server import main as server_main
+
+            return server_main(args.jobs)
         if args.command == "profile":
             from .profile import cli as profile_cli
 

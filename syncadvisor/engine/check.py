@@ -10,7 +10,7 @@ has one.
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set
+from typing import Callable, Collection, Dict, Iterable, List, Optional, Sequence, Set
 
 from ..records import record
 from ..collector import collector_paused
@@ -44,17 +44,21 @@ def link(models: Iterable[FileModel]) -> Dict[str, LinkedFile]:
 
 
 def check(results: Sequence[FileResult], resolver: Resolver,
-          text_of: Callable[[str], Optional[str]]) -> RunResult:
+          text_of: Callable[[str], Optional[str]],
+          only: Optional[Collection[str]] = None) -> RunResult:
     """Every file's TFS900 findings and the enabled rules' findings, unsuppressed, sorted.
     `resolver.for_path(path)` is a file's settings; `text_of(path)` is the text it was
     modelled from (None: gone), for its `# noqa` comments. A rule that raises costs its
-    file a TFS900 (internal error), not the run."""
+    file a TFS900 (internal error), not the run. With `only`, the findings of those
+    paths alone (an editor's open files), every file still linked."""
     with collector_paused():
         linked = link(r.model for r in results if r.model is not None)
         rules_of: Dict[int, List[Rule]] = {}  # id of a Settings -> the rules it selects
         findings: List[Finding] = []
         internal = any(r.internal_error for r in results)
         for result in results:
+            if only is not None and result.path not in only:
+                continue
             settings = resolver.for_path(result.path)
             findings.extend(f for f in result.errors if settings.enabled(f.code, result.path))
             rules = rules_of.get(id(settings))

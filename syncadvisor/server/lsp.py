@@ -1,0 +1,439 @@
+"""The Language Server Protocol over a `Workspace`: diagnostics for the open buffers
+(pushed, or pulled by clients that ask), a quick fix and a `# noqa` per finding, the
+safe fixes of a file at once (`source.fixAll.syncadvisor`), and the rule's page on
+hover. Positions go out in the encoding agreed with the client (UTF-16 by default);
+findings count characters.
+
+Edits are taken in as they come and the open files diagnosed once the messages that
+have arrived are read (`_schedule`): a burst of keystrokes costs one analysis.
+"""
+from __future__ import annotations
+
+import asyncio
+from bisect import bisect_right
+import os
+import threading
+import uuid
+from typing import Dict, List, Optional, Sequence, Set
+
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import JsonRPCNotification
+from pygls.uris import from_fs_path, to_fs_path
+
+from .. import __version__
+from ..add_noqa import add_noqa
+from ..findings import ERROR, INFO, SAFE, WARNING, Edit, Finding
+from ..lines import line_starts
+from ..rules import rules_by_code
+from ..rules.docs import installed_page
+from .workspace import Workspace
+
+FIX_ALL = "source.fixAll.syncadvisor"
+SOURCE = "syncadvisor"
+_SEVERITY = {ERROR: lsp.DiagnosticSeverity.Error, WARNING: lsp.DiagnosticSeverity.Warning,
+             INFO: lsp.DiagnosticSeverity.Information}
+# Files whose change changes which files are checked and how.
+_CONFIG_FILES = ("pyproject.toml", ".syncadvisor.toml", "syncadvisor.toml", ".gitignore",
+                 "setup.cfg", "setup.py", "requirements.txt")
+
+
+class _Protocol(LanguageServerProtocol):
+    """pygls drops a request whose params do not fit their type: it reports the error
+    but answers nothing, and the client waits for ever. Here it is answered with the
+    error (Invalid Params), as JSON-RPC asks."""
+
+    def structure_message(self, data):
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if not (isinstance(data, dict) and "id" in data and "method" in data):
+                raise
+            self._send_response(data["id"], error=exc.to_response_error())
+            # (what is handled next: a notification nobody listens to)
+            return JsonRPCNotification(method="$/syncadvisor/answered", jsonrpc="2.0",
+                                       params=None)
+
+
+class SyncAdvisorServer(LanguageServer):
+    def __init__(self, jobs: Optional[int] = None) -> None:
+        super().__init__(SOURCE, __version__,
+                         text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+                         protocol_cls=_Protocol)
+        self.jobs = jobs if jobs is not None else (os.cpu_count() or 1)
+        self.project: Optional[Workspace] = None
+        self.lock = threading.Lock()  # the workspace, between the index thread and edits
+        self.findings: Dict[str, List[Finding]] = {}  # open file (absolute path) -> findings
+        self.dirty: Set[str] = set()  # open files edited since they were last analysed
+        self.scheduled = False
+        self.indexing: Optional[asyncio.Task] = None
+
+    # --- the workspace ----------------------------------------------------------------
+
+    def folders(self) -> List[str]:
+        found = [to_fs_path(f.uri) for f in self.workspace.folders.values()]
+        if not found and self.workspace.root_path:
+            found = [self.workspace.root_path]
+        return [f for f in found if f]
+
+    def pulls(self) -> bool:
+        """Whether the client asks for diagnostics itself (LSP 3.17 pull diagnostics)."""
+        text = self.client_capabilities.text_document
+        return text is not None and text.diagnostic is not None
+
+    def start_index(self) -> None:
+        """Model the workspace's files in the background, then diagnose the open files
+        again (a second index after a config change replaces the first)."""
+        if self.indexing is not None and not self.indexing.done():
+            self.indexing.cancel()
+        self.indexing = asyncio.ensure_future(self._index())
+
+    async def _index(self) -> None:
+        token = str(uuid.uuid4())
+        window = self.client_capabilities.window
+        progress = window is not None and bool(window.work_done_progress)
+        loop = asyncio.get_running_loop()
+        if progress:
+            try:
+                await self.work_done_progress.create_async(token)
+                self.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(
+                    title="syncadvisor", message="indexing the workspace"))
+            except Exception:  # noqa: BLE001 - a client that refuses: no progress shown
+                progress = False
+
+        def report(message: str) -> None:
+            if progress:
+                loop.call_soon_threadsafe(self.work_done_progress.report, token,
+                                          lsp.WorkDoneProgressReport(message=message))
+
+        project = Workspace(self.folders(), jobs=self.jobs)
+        with self.lock:
+            if self.project is not None:
+                project.buffers = dict(self.project.buffers)
+        await loop.run_in_executor(None, project.index, report)
+        with self.lock:
+            if self.project is not None:  # edits made meanwhile
+                for path, text in self.project.buffers.items():
+                    if project.buffers.get(path) != text:
+                        project.open(path, text)
+                for path in set(project.buffers) - set(self.project.buffers):
+                    project.close(path)
+            self.project = project
+        if progress:
+            self.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="indexed"))
+        self.dirty.update(self.findings)
+        self._flush(everything=True)
+
+    def ensure_project(self) -> Workspace:
+        if self.project is None:
+            self.project = Workspace(self.folders(), jobs=self.jobs)
+        return self.project
+
+    # --- diagnostics ------------------------------------------------------------------
+
+    def schedule(self, path: str) -> None:
+        self.dirty.add(path)
+        if not self.scheduled:
+            self.scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self, everything: bool = False) -> None:
+        """Model the edited buffers, then diagnose every open file again: an edit in
+        one may change another's findings (a strategy scope, a class it uses)."""
+        self.scheduled = False
+        dirty, self.dirty = self.dirty, set()
+        with self.lock:
+            project = self.ensure_project()
+            for path in dirty:
+                document = self._document(path)
+                if document is not None:
+                    project.open(path, document.source)
+            open_paths = [p for p in project.buffers]
+            found = project.findings(open_paths) if open_paths else {}
+        for path, findings in found.items():
+            if everything or path in dirty or findings != self.findings.get(path):
+                self.findings[path] = findings
+                self._publish(path)
+        if self.pulls():
+            refresh = self.client_capabilities.workspace
+            if refresh is not None and refresh.diagnostics is not None and \
+                    refresh.diagnostics.refresh_support:
+                self.workspace_diagnostic_refresh(None)
+
+    def flush_now(self, path: str) -> None:
+        """Before answering about a file: its latest text analysed."""
+        if path in self.dirty or self.scheduled:
+            self._flush()
+
+    def _document(self, path: str):
+        uri = from_fs_path(path)
+        if uri is None or uri not in self.workspace.text_documents:
+            return None
+        return self.workspace.get_text_document(uri)
+
+    def _publish(self, path: str) -> None:
+        if self.pulls():
+            return
+        document = self._document(path)
+        self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
+            uri=from_fs_path(path) or path,
+            diagnostics=self.diagnostics(path),
+            version=document.version if document is not None else None))
+
+    def diagnostics(self, path: str) -> List[lsp.Diagnostic]:
+        lines = self._lines(path)
+        return [self.diagnostic(f, lines) for f in self.findings.get(path, [])]
+
+    def diagnostic(self, finding: Finding, lines: Sequence[str]) -> lsp.Diagnostic:
+        page = installed_page(finding.code)
+        return lsp.Diagnostic(
+            range=self.range(lines, finding.line, finding.column, finding.end_line,
+                             finding.end_column),
+            message=finding.message,
+            severity=_SEVERITY.get(finding.severity, lsp.DiagnosticSeverity.Warning),
+            code=finding.code,
+            code_description=lsp.CodeDescription(href=page.as_uri()) if page else None,
+            source=SOURCE,
+            related_information=[self.related(r) for r in finding.related] or None)
+
+    def related(self, place) -> lsp.DiagnosticRelatedInformation:
+        lines = self._lines(place.path)
+        column = place.column or 1
+        end_line = place.end_line or place.line
+        end_column = place.end_column or column
+        return lsp.DiagnosticRelatedInformation(
+            location=lsp.Location(uri=from_fs_path(place.path) or place.path,
+                                  range=self.range(lines, place.line, column, end_line,
+                                                   end_column)),
+            message=place.label)
+
+    # --- positions --------------------------------------------------------------------
+
+    def _lines(self, path: str) -> List[str]:
+        document = self._document(path)
+        if document is not None:
+            return document.lines
+        text = self.project.text_of(path) if self.project is not None else None
+        return text.splitlines(keepends=True) if text else []
+
+    def position(self, lines: Sequence[str], line: int, column: int) -> lsp.Position:
+        """A finding's 1-based line and character column, in the client's units."""
+        return self.workspace.position_codec.position_to_client_units(
+            lines, lsp.Position(line=max(line - 1, 0), character=max(column - 1, 0)))
+
+    def range(self, lines: Sequence[str], line: int, column: int, end_line: int,
+              end_column: int) -> lsp.Range:
+        return lsp.Range(start=self.position(lines, line, column),
+                         end=self.position(lines, end_line, end_column))
+
+    def text_edits(self, path: str, edits: Sequence[Edit]) -> List[lsp.TextEdit]:
+        lines = self._lines(path)
+        return [lsp.TextEdit(range=self.range(lines, e.line, e.column, e.end_line,
+                                              e.end_column), new_text=e.content)
+                for e in edits]
+
+    def whole_change(self, path: str, old: str, new: str) -> List[lsp.TextEdit]:
+        """The smallest one edit from `old` to `new` (their common start and end kept)."""
+        start = 0
+        limit = min(len(old), len(new))
+        while start < limit and old[start] == new[start]:
+            start += 1
+        end = 0
+        while end < limit - start and old[-1 - end] == new[-1 - end]:
+            end += 1
+        starts = line_starts(old)
+
+        def at(offset: int):
+            line = bisect_right(starts, offset) - 1
+            return line + 1, offset - starts[line] + 1
+
+        (line, column), (end_line, end_column) = at(start), at(len(old) - end)
+        return self.text_edits(path, [Edit(line, column, end_line, end_column,
+                                           new[start:len(new) - end])])
+
+    def edit(self, path: str, edits: List[lsp.TextEdit]) -> lsp.WorkspaceEdit:
+        document = self._document(path)
+        uri = from_fs_path(path) or path
+        if document is not None and document.version is not None:
+            return lsp.WorkspaceEdit(document_changes=[lsp.TextDocumentEdit(
+                text_document=lsp.OptionalVersionedTextDocumentIdentifier(
+                    uri=uri, version=document.version), edits=edits)])
+        return lsp.WorkspaceEdit(changes={uri: edits})
+
+
+
+def build(jobs: Optional[int] = None) -> SyncAdvisorServer:
+    """A server with its features (a new one each time: the tests start several)."""
+    server = SyncAdvisorServer(jobs)
+
+    @server.feature(lsp.INITIALIZED)
+    def initialized(ls: SyncAdvisorServer, params: lsp.InitializedParams) -> None:
+        watched = ls.client_capabilities.workspace
+        if watched is not None and watched.did_change_watched_files is not None and \
+                watched.did_change_watched_files.dynamic_registration:
+            ls.client_register_capability(lsp.RegistrationParams(registrations=[
+                lsp.Registration(
+                    id=str(uuid.uuid4()), method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                    register_options=lsp.DidChangeWatchedFilesRegistrationOptions(watchers=[
+                        lsp.FileSystemWatcher(glob_pattern=f"**/{name}")
+                        for name in (*_CONFIG_FILES, "*.py")]))]))
+        ls.start_index()
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: SyncAdvisorServer, params: lsp.DidOpenTextDocumentParams) -> None:
+        path = to_fs_path(params.text_document.uri)
+        if path and path.endswith((".py", ".pyi")):
+            ls.schedule(os.path.abspath(path))
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: SyncAdvisorServer, params: lsp.DidChangeTextDocumentParams) -> None:
+        path = to_fs_path(params.text_document.uri)
+        if path and path.endswith((".py", ".pyi")):
+            ls.schedule(os.path.abspath(path))
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: SyncAdvisorServer, params: lsp.DidSaveTextDocumentParams) -> None:
+        path = to_fs_path(params.text_document.uri) or ""
+        if os.path.basename(path) in _CONFIG_FILES:
+            ls.start_index()
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: SyncAdvisorServer, params: lsp.DidCloseTextDocumentParams) -> None:
+        path = to_fs_path(params.text_document.uri)
+        if not path:
+            return
+        path = os.path.abspath(path)
+        ls.dirty.discard(path)
+        with ls.lock:
+            if ls.project is not None:
+                ls.project.close(path)
+        if ls.findings.pop(path, None) is not None and not ls.pulls():
+            ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
+                uri=params.text_document.uri, diagnostics=[]))
+        if ls.findings:
+            ls.dirty.update(ls.findings)
+            ls._flush()
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def watched(ls: SyncAdvisorServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+        paths = [to_fs_path(change.uri) or "" for change in params.changes]
+        if any(os.path.basename(p) in _CONFIG_FILES for p in paths):
+            ls.start_index()
+            return
+        with ls.lock:
+            project = ls.project
+            if project is None:
+                return
+            for path in paths:
+                path = os.path.abspath(path)
+                if path not in project.buffers:  # (an open buffer is what counts)
+                    project.close(path)  # re-read from disk, or gone
+        ls.dirty.update(ls.findings)
+        ls._flush()
+
+    @server.feature(lsp.TEXT_DOCUMENT_DIAGNOSTIC, lsp.DiagnosticOptions(
+        identifier=SOURCE, inter_file_dependencies=True, workspace_diagnostics=False))
+    def pull(ls: SyncAdvisorServer, params: lsp.DocumentDiagnosticParams
+             ) -> lsp.DocumentDiagnosticReport:
+        path = os.path.abspath(to_fs_path(params.text_document.uri) or "")
+        if path not in ls.findings and ls._document(path) is not None:
+            ls.dirty.add(path)
+        ls.flush_now(path)
+        return lsp.RelatedFullDocumentDiagnosticReport(items=ls.diagnostics(path))
+
+    @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
+        code_action_kinds=[lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.SourceFixAll,
+                           FIX_ALL], resolve_provider=False))
+    def code_action(ls: SyncAdvisorServer, params: lsp.CodeActionParams
+                    ) -> List[lsp.CodeAction]:
+        path = os.path.abspath(to_fs_path(params.text_document.uri) or "")
+        ls.flush_now(path)
+        only = params.context.only
+        actions: List[lsp.CodeAction] = []
+        if only is None or any(k == lsp.CodeActionKind.QuickFix or
+                               str(k).startswith("quickfix") for k in only):
+            actions.extend(_quick_fixes(ls, path, params.range))
+        if only is not None and any(
+                k in (lsp.CodeActionKind.SourceFixAll, lsp.CodeActionKind.Source, FIX_ALL)
+                or str(k) in ("source", "source.fixAll", FIX_ALL) for k in only):
+            action = _fix_all(ls, path)
+            if action is not None:
+                actions.append(action)
+        return actions
+
+    @server.feature(lsp.TEXT_DOCUMENT_HOVER)
+    def hover(ls: SyncAdvisorServer, params: lsp.HoverParams) -> Optional[lsp.Hover]:
+        path = os.path.abspath(to_fs_path(params.text_document.uri) or "")
+        ls.flush_now(path)
+        lines = ls._lines(path)
+        for finding in ls.findings.get(path, []):
+            span = ls.range(lines, finding.line, finding.column, finding.end_line,
+                            finding.end_column)
+            if _inside(params.position, span):
+                rule = rules_by_code().get(finding.code)
+                if rule is None:
+                    continue
+                text = (f"**{rule.code}** `{rule.name}` ({rule.severity})\n\n{rule.summary}"
+                        f"\n\n{rule.documentation()}")
+                return lsp.Hover(contents=lsp.MarkupContent(
+                    kind=lsp.MarkupKind.Markdown, value=text), range=span)
+        return None
+
+    return server
+
+
+def _inside(position: lsp.Position, span: lsp.Range) -> bool:
+    start, end = (span.start.line, span.start.character), (span.end.line, span.end.character)
+    at = (position.line, position.character)
+    return start <= at <= end
+
+
+def _overlaps(a: lsp.Range, b: lsp.Range) -> bool:
+    return (a.start.line, a.start.character) <= (b.end.line, b.end.character) and \
+        (b.start.line, b.start.character) <= (a.end.line, a.end.character)
+
+
+def _quick_fixes(ls: SyncAdvisorServer, path: str, wanted: lsp.Range) -> List[lsp.CodeAction]:
+    """A fix per finding under `wanted` that has one (the safe ones preferred), and a
+    `# noqa` for each."""
+    actions: List[lsp.CodeAction] = []
+    lines = ls._lines(path)
+    text = "".join(lines)
+    for finding in ls.findings.get(path, []):
+        diagnostic = ls.diagnostic(finding, lines)
+        if not _overlaps(diagnostic.range, wanted):
+            continue
+        fix = finding.fix
+        if fix is not None and fix.edits:
+            safe = fix.applicability == SAFE
+            title = fix.message if safe else f"{fix.message} (unsafe: review it)"
+            actions.append(lsp.CodeAction(
+                title=f"{finding.code}: {title}", kind=lsp.CodeActionKind.QuickFix,
+                diagnostics=[diagnostic], is_preferred=safe,
+                edit=ls.edit(path, ls.text_edits(path, fix.edits))))
+        new, added, _ = add_noqa(text, [finding])
+        if added:
+            actions.append(lsp.CodeAction(
+                title=f"{finding.code}: add `# noqa: {finding.code}`",
+                kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic],
+                edit=ls.edit(path, ls.whole_change(path, text, new))))
+    return actions
+
+
+def _fix_all(ls: SyncAdvisorServer, path: str) -> Optional[lsp.CodeAction]:
+    """The file's safe fixes at once, as `syncadvisor check --fix` makes them."""
+    with ls.lock:
+        project = ls.project
+        text = project.text_of(path) if project is not None else None
+        fixed = project.fixed(path) if project is not None else None
+    if text is None or fixed is None:
+        return None
+    return lsp.CodeAction(title="syncadvisor: fix all safe fixes", kind=FIX_ALL,
+                          edit=ls.edit(path, ls.whole_change(path, text, fixed)))
+
+
+def main(jobs: Optional[int] = None) -> int:
+    build(jobs).start_io()
+    return 0

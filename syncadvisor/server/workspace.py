@@ -1,0 +1,156 @@
+"""An editor's workspace as one run that stays: every Python file of its folders
+modelled once, the open buffers modelled again as they change, and the findings of
+the open files from the whole workspace linked. Nothing here knows the protocol
+(`lsp.py` does).
+
+Invariants: `results` holds one `FileResult` per file of the workspace that the run
+models (as `Run` chooses them: the files that may hold a finding and the modules
+their names lead into) and one per open buffer, modelled from the buffer's text, never
+the disk's, whatever the prefilter says; a file that is neither is in `unmodelled`
+(by module), modelled as soon as a model's names lead into it.
+"""
+from __future__ import annotations
+
+import os
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set
+
+from ..config import Configuration
+from ..engine import Run
+from ..engine.analyze import FileResult, analyze_text
+from ..engine.check import check
+from ..files import discover, module_name
+from ..findings import Finding
+from ..fixes import fix_results
+from ..inputs import load_input
+from ..model.contexts import ProjectIndex
+
+
+class Workspace:
+    def __init__(self, folders: Sequence[str], jobs: int = 1):
+        self.folders = [os.path.abspath(f) for f in folders]
+        self.jobs = jobs
+        self.configuration = Configuration()
+        self.results: Dict[str, FileResult] = {}
+        self.unmodelled: Dict[str, List[str]] = {}  # module -> its files not modelled
+        self.buffers: Dict[str, str] = {}  # open buffers by absolute path
+
+    # --- the files --------------------------------------------------------------------
+
+    def files(self) -> List[str]:
+        """The workspace's Python files, as `check` would find them (its excludes and
+        `.gitignore`), by absolute path."""
+        found: List[str] = []
+        for folder in self.folders:
+            if os.path.isdir(folder):
+                found.extend(os.path.abspath(p) for p in discover([folder], self.configuration))
+        return found
+
+    def index(self, progress: Callable[[str], None] = lambda message: None) -> None:
+        """Model the workspace's files from disk (the open buffers stay as they are):
+        what a cold `check` of its folders models, in `jobs` processes."""
+        self.configuration = Configuration()  # (its config files may have changed)
+        paths = self.files()
+        progress(f"reading {len(paths)} files")
+        run = Run(self.configuration, jobs=self.jobs)
+        for path in paths:
+            if path not in self.buffers:
+                run.add_file(path)
+        for path, text in self.buffers.items():
+            run.add_text(path, text)
+        progress(f"modelling {len(paths)} files")
+        results = {r.path: r for r in run.analyze()}
+        for path, text in self.buffers.items():
+            results[path] = self._model(path, text)
+        self.results = results
+        self.unmodelled = {}
+        for path in paths:
+            if results.get(path) is None or (results[path].model is None
+                                              and not results[path].errors):
+                results.pop(path, None)
+                self.unmodelled.setdefault(module_name(path), []).append(path)
+
+    def _model(self, path: str, text: str) -> FileResult:
+        return analyze_text(text, path, self.configuration.for_path(path), prefilter=False)
+
+    def open(self, path: str, text: str) -> None:
+        """A buffer opened or changed: modelled from its text."""
+        path = os.path.abspath(path)
+        self.buffers[path] = text
+        self.results[path] = self._model(path, text)
+        self._unmodelled_remove(path)
+        self._model_reached()
+
+    def close(self, path: str) -> None:
+        """A buffer closed: the file is what the disk holds again (gone, if it is not
+        there or is not the workspace's)."""
+        path = os.path.abspath(path)
+        self.buffers.pop(path, None)
+        self.results.pop(path, None)
+        if os.path.isfile(path) and self.holds(path):
+            try:
+                text = load_input(path).text
+            except Exception:  # noqa: BLE001 - unreadable now: its findings go with it
+                return
+            self.results[path] = self._model(path, text)
+
+    def holds(self, path: str) -> bool:
+        """Whether `path` (absolute) is one of the workspace's files to check."""
+        return path.endswith((".py", ".pyi")) and any(
+            path.startswith(folder + os.sep) for folder in self.folders) and \
+            not self.configuration.for_path(path).is_excluded(path)
+
+    def _unmodelled_remove(self, path: str) -> None:
+        module = module_name(path)
+        files = self.unmodelled.get(module)
+        if files and path in files:
+            files.remove(path)
+            if not files:
+                del self.unmodelled[module]
+
+    def _model_reached(self) -> None:
+        """Model the files the prefilter left out that the models' names now lead into
+        (an edited buffer that imports a module no model needed before)."""
+        while self.unmodelled:
+            models = [r.model for r in self.results.values() if r.model is not None]
+            reached = ProjectIndex(models).modules_reached(self.unmodelled) if models else set()
+            if not reached:
+                return
+            for module in reached:
+                for path in self.unmodelled.pop(module):
+                    try:
+                        self.results[path] = self._model(path, load_input(path).text)
+                    except Exception:  # noqa: BLE001 - unreadable: not modelled
+                        continue
+
+    # --- findings ---------------------------------------------------------------------
+
+    def text_of(self, path: str) -> Optional[str]:
+        if path in self.buffers:
+            return self.buffers[path]
+        try:
+            return load_input(path).text
+        except Exception:  # noqa: BLE001 - gone or unreadable: no noqa comments to read
+            return None
+
+    def findings(self, paths: Iterable[str]) -> Dict[str, List[Finding]]:
+        """The findings of each of `paths` (absolute), with the whole workspace linked."""
+        wanted: Set[str] = {os.path.abspath(p) for p in paths}
+        found: Dict[str, List[Finding]] = {p: [] for p in wanted}
+        run = check(list(self.results.values()), self.configuration, self.text_of, only=wanted)
+        for finding in run.findings:
+            if finding.path in found:
+                found[finding.path].append(finding)
+        return found
+
+    def fixed(self, path: str, unsafe: bool = False) -> Optional[str]:
+        """The buffer's text with its fixes applied (the safe ones, and the unsafe ones
+        with `unsafe`) until nothing changes, none bringing a new finding; None if there
+        is nothing to fix, or the fix is refused."""
+        path = os.path.abspath(path)
+        text = self.text_of(path)
+        if text is None or path not in self.results:
+            return None
+        outcome = fix_results(list(self.results.values()), {path: text}, self.configuration,
+                              unsafe)
+        new = outcome.fixed.get(path)
+        return new if new is not None and new != text else None
