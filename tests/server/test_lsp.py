@@ -231,3 +231,68 @@ async def test_a_failing_request_answers_an_error_and_the_server_lives_on(client
         text_document=lsp.TextDocumentIdentifier(uri=uri),
         position=lsp.Position(line=1, character=40)))
     assert "TFS001" in hover.contents.value
+
+
+async def test_a_changed_pyproject_is_read_again(client):
+    uri = await _open(client, client.root / "snippet.py")
+    await _diagnostics(client, uri, lambda d: len(d) == 1)
+    config = client.root / "pyproject.toml"
+    config.write_text('[tool.syncadvisor]\nignore = ["TFS001"]\n')
+    client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(changes=[
+        lsp.FileEvent(uri=from_fs_path(str(config)), type=lsp.FileChangeType.Created)]))
+    assert await _diagnostics(client, uri, lambda d: not d) == []
+    config.write_text('[tool.syncadvisor]\nignore = []\n')
+    client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(changes=[
+        lsp.FileEvent(uri=from_fs_path(str(config)), type=lsp.FileChangeType.Changed)]))
+    await _diagnostics(client, uri, lambda d: len(d) == 1)
+
+
+async def test_a_file_changed_on_disk_counts_where_no_buffer_holds_it(client):
+    model = await _open(client, client.root / "pkg" / "model.py")
+    assert await _diagnostics(client, model) == []
+    train = client.root / "pkg" / "train.py"
+    train.write_text("".join(TRAIN.splitlines(keepends=True)[:-1]) + RUN)
+    client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(changes=[
+        lsp.FileEvent(uri=from_fs_path(str(train)), type=lsp.FileChangeType.Changed)]))
+    [diagnostic] = await _diagnostics(client, model, lambda d: len(d) == 1)
+    assert diagnostic.code == "TFS201"
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
+async def pulling(lsp_client: LanguageClient, tmp_path: Path):
+    """A client that asks for diagnostics itself (LSP 3.17 pull diagnostics)."""
+    _workspace(tmp_path)
+    capabilities = lsp.ClientCapabilities(
+        text_document=lsp.TextDocumentClientCapabilities(
+            diagnostic=lsp.DiagnosticClientCapabilities(related_document_support=False)))
+    await lsp_client.initialize_session(lsp.InitializeParams(
+        capabilities=capabilities, root_uri=from_fs_path(str(tmp_path))))
+    lsp_client.root = tmp_path  # type: ignore[attr-defined]
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_a_client_that_pulls_gets_its_diagnostics_when_it_asks(pulling):
+    uri = await _open(pulling, pulling.root / "snippet.py")
+    report = await pulling.text_document_diagnostic_async(lsp.DocumentDiagnosticParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri)))
+    assert [d.code for d in report.items] == ["TFS001"]
+    _change(pulling, uri, 2, DEFAULT.replace("DEFAULT", "AUTO"))
+    report = await pulling.text_document_diagnostic_async(lsp.DocumentDiagnosticParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri)))
+    assert list(report.items) == []
+    assert uri not in pulling.diagnostics  # nothing pushed besides
+
+
+async def test_indexing_the_workspace_shows_progress(client):
+    uri = await _open(client, client.root / "snippet.py")
+    await _diagnostics(client, uri, lambda d: len(d) == 1)
+
+    async def ended():
+        while not any(r and isinstance(r[-1], lsp.WorkDoneProgressEnd)
+                      for r in client.progress_reports.values()):
+            await asyncio.sleep(0.05)
+    await asyncio.wait_for(ended(), 30)
+    [reports] = client.progress_reports.values()
+    assert isinstance(reports[0], lsp.WorkDoneProgressBegin)
+    assert reports[0].title == "syncadvisor"
