@@ -1777,18 +1777,8 @@ class ModelBuilder:
     def _bounds_of_name(self, ref: PendingRef) -> List[Bound]:
         """Every binding a plain name may have where it is used (if/else branches)."""
         # The scope `NameResolver.lookup` finds the name in: every binding there.
-        name, own = ref.parts[0], True
-        scope: Optional[Scope] = ref.scope
-        while scope is not None:
-            if scope.kind == CLASS and not own:
-                scope = scope.parent  # methods do not see class-body names
-                continue
-            entries = scope.bindings.get(name)
-            if entries:
-                return [b.bound if b.alias_parts is None else self._resolved_bound(b)
-                        for b in entries]
-            own, scope = False, scope.parent
-        return []
+        _, entries = self._resolver.visible(ref.scope, ref.parts[0])
+        return [b.bound if b.alias_parts is None else self._resolved_bound(b) for b in entries]
 
     def _resolved_bound(self, binding: Binding) -> Bound:
         bound = binding.bound

@@ -70,7 +70,10 @@ class NameResolver:
         self._cache[qname] = result
         return result
 
-    def lookup(self, scope: Scope, name: str, seq: int) -> Optional[Binding]:
+    @staticmethod
+    def visible(scope: Scope, name: str) -> Tuple[bool, List[Binding]]:
+        """The bindings of `name` in the scope a use in `scope` sees it in (every one it
+        may have there), and whether that is the use's own scope; no bindings: unbound."""
         own = True
         current: Optional[Scope] = scope
         while current is not None:
@@ -79,13 +82,21 @@ class NameResolver:
                 continue
             entries = current.bindings.get(name)
             if entries:
-                if own:
-                    before = [b for b in entries if b.seq < seq]
-                    return before[-1] if before else entries[0]
-                return entries[-1]
+                return own, entries
             own = False
             current = current.parent
-        return None
+        return False, []
+
+    def lookup(self, scope: Scope, name: str, seq: int) -> Optional[Binding]:
+        own, entries = self.visible(scope, name)
+        if not entries:
+            return None
+        if own:  # the last binding before the use, else the first (a use before any)
+            for binding in reversed(entries):
+                if binding.seq < seq:
+                    return binding
+            return entries[0]
+        return entries[-1]
 
     def resolve(self, ref: PendingRef, depth: int = 0) -> Optional[str]:
         """The canonical qualified name of a dotted name, or None if it is local."""
