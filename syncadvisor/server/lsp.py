@@ -333,6 +333,10 @@ def build(jobs: Optional[int] = None) -> SyncAdvisorServer:
         ls.dirty.update(ls.findings)
         ls._flush()
 
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def folders(ls: SyncAdvisorServer, params: lsp.DidChangeWorkspaceFoldersParams) -> None:
+        ls.start_index()  # (pygls has updated `workspace.folders` already)
+
     @server.feature(lsp.TEXT_DOCUMENT_DIAGNOSTIC, lsp.DiagnosticOptions(
         identifier=SOURCE, inter_file_dependencies=True, workspace_diagnostics=False))
     def pull(ls: SyncAdvisorServer, params: lsp.DocumentDiagnosticParams

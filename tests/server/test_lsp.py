@@ -296,3 +296,18 @@ async def test_indexing_the_workspace_shows_progress(client):
     [reports] = client.progress_reports.values()
     assert isinstance(reports[0], lsp.WorkDoneProgressBegin)
     assert reports[0].title == "syncadvisor"
+
+
+async def test_a_workspace_folder_added_is_indexed(client, tmp_path_factory):
+    """train.py of another folder reaches model.py only once that folder is added."""
+    other = tmp_path_factory.mktemp("other")
+    (other / "run.py").write_text("".join(TRAIN.splitlines(keepends=True)[:-1]) + RUN)
+    model = await _open(client, client.root / "pkg" / "model.py")
+    assert await _diagnostics(client, model) == []
+    client.workspace_did_change_workspace_folders(lsp.DidChangeWorkspaceFoldersParams(
+        event=lsp.WorkspaceFoldersChangeEvent(
+            added=[lsp.WorkspaceFolder(uri=from_fs_path(str(other)), name="other")],
+            removed=[])))
+    # (run.py makes a second strategy: the update there is also under the wrong one)
+    found = await _diagnostics(client, model, lambda d: len(d) == 2)
+    assert sorted(d.code for d in found) == ["TFS108", "TFS201"]
