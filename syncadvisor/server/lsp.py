@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from bisect import bisect_right
 import os
+import sys
 import threading
 import uuid
 from typing import Dict, List, Optional, Sequence, Set
@@ -435,5 +436,15 @@ def _fix_all(ls: SyncAdvisorServer, path: str) -> Optional[lsp.CodeAction]:
 
 
 def main(jobs: Optional[int] = None) -> int:
-    build(jobs).start_io()
+    # The protocol reads and writes streams of its own, on copies of the descriptors:
+    # the index forks worker processes, and a forked worker closes `sys.stdin` and
+    # flushes `sys.stdout` as it starts and ends. The protocol's reader thread waits
+    # inside its stream's buffer, holding the buffer's lock, whenever no message is
+    # coming in; had that buffer been `sys.stdin`'s, the worker would wait for that lock
+    # for ever (and `sys.stdout`'s likewise, were it forked while a message went out).
+    # A stray print goes to standard error, never into the protocol.
+    stdin = os.fdopen(os.dup(sys.stdin.fileno()), "rb")
+    stdout = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    sys.stdout = sys.stderr
+    build(jobs).start_io(stdin, stdout)
     return 0
