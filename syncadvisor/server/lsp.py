@@ -57,6 +57,17 @@ class _Protocol(LanguageServerProtocol):
             return JsonRPCNotification(method="$/syncadvisor/answered", jsonrpc="2.0",
                                        params=None)
 
+    def _check_handler_result(self, future):
+        """pygls keeps the future of a notification whose own handler is a generator
+        (didOpen, didChange, didSave, didClose) among the requests awaiting an answer,
+        under a new id, and only an answer or a cancel takes one out: a future per
+        keystroke, for the whole session. Done, it goes (this is its done-callback)."""
+        for msg_id, pending in list(self._request_futures.items()):
+            if pending is future:
+                del self._request_futures[msg_id]
+                break
+        super()._check_handler_result(future)
+
 
 class SyncAdvisorServer(LanguageServer):
     def __init__(self, jobs: Optional[int] = None) -> None:
