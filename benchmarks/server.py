@@ -255,7 +255,7 @@ async def _edits(edits: int, warmup: int, jobs: Optional[int], timeout: float, l
                     if done % 100 == 0 or done == edits:
                         rss.append((done, rss_mb(client.pid)[0]))
                         log(f"  server: {done} edits, p50 so far "
-                            f"{statistics.median(latencies):.1f} ms, RSS {rss[-1][1]:.0f} MB")
+                            f"{statistics.median(latencies):.1f} ms, RSS {rss[-1][1]:.1f} MB")
             last_diagnostics = len(params.get("diagnostics", []))
             _, hwm = rss_mb(client.pid)
         except Exception as exc:  # noqa: BLE001 - reported, with the server's stderr
@@ -424,9 +424,9 @@ def format_server(res: dict, machine: dict | None = None) -> str:
             f"      p50 {ed['p50_ms']:.1f} ms   p90 {ed['p90_ms']:.1f} ms   "
             f"max {ed['max_ms']:.1f} ms   min {ed['min_ms']:.1f} ms   "
             f"({ed['last_diagnostics']} diagnostics each)",
-            f"   server RSS: {ed['rss_indexed_mb']:.0f} MB indexed, "
-            + ", ".join(f"{mb:.0f} MB after {done}" for done, mb in ed["rss_mb"])
-            + f" edits; peak {ed['hwm_mb']:.0f} MB",
+            f"   server RSS: {ed['rss_indexed_mb']:.1f} MB indexed, "
+            + ", ".join(f"{mb:.1f} after {done}" for done, mb in ed["rss_mb"])
+            + f" edits; peak {ed['hwm_mb']:.1f} MB",
             f"  [{ed['latency_verdict']:<6}] edit latency p50 <= {ed['latency_target_ms']:g} ms: "
             f"{ed['p50_ms']:.1f} ms",
         ]
