@@ -27,7 +27,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "TorchFix on the same files, alternating runs; print medians, ratios to ruff "
                     "--no-cache, peak memory and the targets.",
         epilog="python -m benchmarks field [--help]: the field benchmark instead: syncadvisor's findings "
-               "on pinned real packages against the hand labels in benchmarks/field_labels.toml.")
+               "on pinned real packages against the hand labels in benchmarks/field_labels.toml. "
+               "python -m benchmarks server [--help]: the language server's edit latency, memory "
+               "and first diagnostics.")
     p.add_argument("--corpus", choices=list(corpus_mod.CORPUS_CHOICES), default="keras+tf_keras",
                    help="which pinned PyPI packages to measure on; 'all' = keras+tf_keras, then tensorflow "
                         "(default: %(default)s)")
@@ -66,6 +68,10 @@ def main(argv: list[str] | None = None) -> int:
         from benchmarks import field
 
         return field.main(rest[1:])
+    if rest[:1] == ["server"]:
+        from benchmarks import server
+
+        return server.main(rest[1:])
     args = build_parser().parse_args(argv)
     started = time.perf_counter()
     if args.repeats < 1:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from bisect import bisect_right
 import os
+import sys
 import threading
 import uuid
 from typing import Dict, List, Optional, Sequence, Set
@@ -55,6 +56,17 @@ class _Protocol(LanguageServerProtocol):
             # (what is handled next: a notification nobody listens to)
             return JsonRPCNotification(method="$/syncadvisor/answered", jsonrpc="2.0",
                                        params=None)
+
+    def _check_handler_result(self, future):
+        """pygls keeps the future of a notification whose own handler is a generator
+        (didOpen, didChange, didSave, didClose) among the requests awaiting an answer,
+        under a new id, and only an answer or a cancel takes one out: a future per
+        keystroke, for the whole session. Done, it goes (this is its done-callback)."""
+        for msg_id, pending in list(self._request_futures.items()):
+            if pending is future:
+                del self._request_futures[msg_id]
+                break
+        super()._check_handler_result(future)
 
 
 class SyncAdvisorServer(LanguageServer):
@@ -439,5 +451,15 @@ def _fix_all(ls: SyncAdvisorServer, path: str) -> Optional[lsp.CodeAction]:
 
 
 def main(jobs: Optional[int] = None) -> int:
-    build(jobs).start_io()
+    # The protocol reads and writes streams of its own, on copies of the descriptors:
+    # the index forks worker processes, and a forked worker closes `sys.stdin` and
+    # flushes `sys.stdout` as it starts and ends. The protocol's reader thread waits
+    # inside its stream's buffer, holding the buffer's lock, whenever no message is
+    # coming in; had that buffer been `sys.stdin`'s, the worker would wait for that lock
+    # for ever (and `sys.stdout`'s likewise, were it forked while a message went out).
+    # A stray print goes to standard error, never into the protocol.
+    stdin = os.fdopen(os.dup(sys.stdin.fileno()), "rb")
+    stdout = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    sys.stdout = sys.stderr
+    build(jobs).start_io(stdin, stdout)
     return 0
