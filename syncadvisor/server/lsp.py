@@ -135,8 +135,7 @@ class SyncAdvisorServer(LanguageServer):
             self.project = project
         if progress:
             self.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="indexed"))
-        self.dirty.update(self.findings)
-        self._flush(everything=True)
+        self._flush(everything=True)  # (the index modelled the open buffers' texts)
 
     def ensure_project(self) -> Workspace:
         if self.project is None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set
 
+from ..collector import collector_paused
 from ..config import Configuration
 from ..engine import Run
 from ..engine.analyze import FileResult, analyze_text
@@ -48,6 +49,10 @@ class Workspace:
     def index(self, progress: Callable[[str], None] = lambda message: None) -> None:
         """Model the workspace's files from disk (the open buffers stay as they are):
         what a cold `check` of its folders models, in `jobs` processes."""
+        with collector_paused():  # (as a `check` run: the models are long-lived)
+            self._index(progress)
+
+    def _index(self, progress: Callable[[str], None]) -> None:
         self.configuration = Configuration()  # (its config files may have changed)
         paths = self.files()
         progress(f"reading {len(paths)} files")
