@@ -16,6 +16,7 @@ import sys
 import threading
 import uuid
 from typing import Dict, List, Optional, Sequence, Set
+from urllib.parse import unquote
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
@@ -26,8 +27,9 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from .. import __version__
 from ..add_noqa import add_noqa
+from ..config import ConfigError
 from ..findings import ERROR, INFO, SAFE, WARNING, Edit, Finding
-from ..lines import line_starts
+from ..lines import line_starts, physical_lines
 from ..rules import rules_by_code
 from ..rules.docs import installed_page
 from .workspace import Workspace
@@ -71,8 +73,11 @@ class _Protocol(LanguageServerProtocol):
 
 class SyncAdvisorServer(LanguageServer):
     def __init__(self, jobs: Optional[int] = None) -> None:
+        # Whole texts on each change: pygls applies an incremental change by lines as
+        # `str.splitlines` cuts them (also at \f, \v, \x85, \u2028...), where LSP and the
+        # findings count only \n, \r\n and \r: its copy of a buffer would drift.
         super().__init__(SOURCE, __version__,
-                         text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+                         text_document_sync_kind=lsp.TextDocumentSyncKind.Full,
                          protocol_cls=_Protocol)
         self.jobs = jobs if jobs is not None else (os.cpu_count() or 1)
         self.project: Optional[Workspace] = None
@@ -81,6 +86,24 @@ class SyncAdvisorServer(LanguageServer):
         self.dirty: Set[str] = set()  # open files edited since they were last analysed
         self.scheduled = False
         self.indexing: Optional[asyncio.Task] = None
+        self.index_timer: Optional[asyncio.TimerHandle] = None
+        self.changed_on_disk: Set[str] = set()  # while an index runs: to read again after
+        self.uris: Dict[str, str] = {}  # open file -> the URI its client names it by
+
+    def path_of(self, uri: str) -> str:
+        """The absolute path of a document the client names; its URI is kept as the
+        client wrote it, for what is sent back about it."""
+        path = os.path.abspath(to_fs_path(uri) or "")
+        self.uris[path] = uri
+        return path
+
+    def uri_of(self, path: str) -> str:
+        return self.uris.get(path) or from_fs_path(path) or path
+
+    def tell(self, message: str) -> None:
+        """An error the user must see (a bad config): in the editor's messages."""
+        self.window_show_message(lsp.ShowMessageParams(
+            type=lsp.MessageType.Error, message=f"syncadvisor: {message}"))
 
     # --- the workspace ----------------------------------------------------------------
 
@@ -95,9 +118,17 @@ class SyncAdvisorServer(LanguageServer):
         text = self.client_capabilities.text_document
         return text is not None and text.diagnostic is not None
 
-    def start_index(self) -> None:
+    def start_index(self, delay: float = 0.0) -> None:
         """Model the workspace's files in the background, then diagnose the open files
-        again (a second index after a config change replaces the first)."""
+        again. A burst of triggers (a save of pyproject.toml is a didSave and a watched
+        file change) makes one index, `delay` seconds after the last; a later index
+        replaces one still running."""
+        if self.index_timer is not None:
+            self.index_timer.cancel()
+        self.index_timer = asyncio.get_running_loop().call_later(delay, self._start_index)
+
+    def _start_index(self) -> None:
+        self.index_timer = None
         if self.indexing is not None and not self.indexing.done():
             self.indexing.cancel()
         self.indexing = asyncio.ensure_future(self._index())
@@ -124,17 +155,27 @@ class SyncAdvisorServer(LanguageServer):
         with self.lock:
             if self.project is not None:
                 project.buffers = dict(self.project.buffers)
-        await loop.run_in_executor(None, project.index, report)
-        with self.lock:
-            if self.project is not None:  # edits made meanwhile
-                for path, text in self.project.buffers.items():
-                    if project.buffers.get(path) != text:
-                        project.open(path, text)
-                for path in set(project.buffers) - set(self.project.buffers):
-                    project.close(path)
-            self.project = project
-        if progress:
-            self.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="indexed"))
+        self.changed_on_disk = set()
+        done = "indexed"
+        try:
+            await loop.run_in_executor(None, project.index, report)
+            with self.lock:
+                if self.project is not None:  # edits made meanwhile
+                    for path, text in self.project.buffers.items():
+                        if project.buffers.get(path) != text:
+                            project.open(path, text)
+                    for path in set(project.buffers) - set(self.project.buffers):
+                        project.close(path)
+                for path in self.changed_on_disk - set(project.buffers):
+                    project.reread(path)
+                self.project = project
+        except ConfigError as exc:
+            done = "not indexed: the configuration is wrong"
+            self.tell(str(exc))
+            return
+        finally:
+            if progress:
+                self.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message=done))
         self._flush(everything=True)  # (the index modelled the open buffers' texts)
 
     def ensure_project(self) -> Workspace:
@@ -148,26 +189,41 @@ class SyncAdvisorServer(LanguageServer):
         self.dirty.add(path)
         if not self.scheduled:
             self.scheduled = True
-            asyncio.get_running_loop().call_soon(self._flush)
+            asyncio.get_running_loop().call_soon(self._scheduled_flush)
+
+    def _scheduled_flush(self) -> None:
+        if self.scheduled:  # (not already done by a request that came first)
+            self._flush()
 
     def _flush(self, everything: bool = False) -> None:
         """Model the edited buffers, then diagnose every open file again: an edit in
-        one may change another's findings (a strategy scope, a class it uses)."""
+        one may change another's findings (a strategy scope, a class it uses). A file
+        the configuration excludes is not checked: it has no findings."""
         self.scheduled = False
         dirty, self.dirty = self.dirty, set()
-        with self.lock:
-            project = self.ensure_project()
-            for path in dirty:
-                document = self._document(path)
-                if document is not None:
-                    project.open(path, document.source)
-            open_paths = [p for p in project.buffers]
-            found = project.findings(open_paths) if open_paths else {}
+        try:
+            with self.lock:
+                project = self.ensure_project()
+                for path in dirty:
+                    document = self._document(path)
+                    if document is not None:
+                        project.open(path, document.source)
+                open_paths = [p for p in project.buffers if not project.excluded(p)]
+                found = project.findings(open_paths) if open_paths else {}
+        except ConfigError as exc:
+            self.dirty |= dirty  # (analysed once the configuration reads)
+            self.tell(str(exc))
+            return
+        for path in (self.findings.keys() | dirty) - found.keys():
+            if path in project.buffers:  # (excluded)
+                found[path] = []
+        changed = False
         for path, findings in found.items():
             if everything or path in dirty or findings != self.findings.get(path):
+                changed = True
                 self.findings[path] = findings
                 self._publish(path)
-        if self.pulls():
+        if self.pulls() and changed:
             refresh = self.client_capabilities.workspace
             if refresh is not None and refresh.diagnostics is not None and \
                     refresh.diagnostics.refresh_support:
@@ -179,8 +235,10 @@ class SyncAdvisorServer(LanguageServer):
             self._flush()
 
     def _document(self, path: str):
-        uri = from_fs_path(path)
-        if uri is None or uri not in self.workspace.text_documents:
+        """The open document at `path`, or None. (pygls keeps documents by their URI
+        decoded: `my%20proj` is `my proj` there.)"""
+        uri = self.uri_of(path)
+        if unquote(uri) not in self.workspace.text_documents:
             return None
         return self.workspace.get_text_document(uri)
 
@@ -189,7 +247,7 @@ class SyncAdvisorServer(LanguageServer):
             return
         document = self._document(path)
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
-            uri=from_fs_path(path) or path,
+            uri=self.uri_of(path),
             diagnostics=self.diagnostics(path),
             version=document.version if document is not None else None))
 
@@ -215,7 +273,7 @@ class SyncAdvisorServer(LanguageServer):
         end_line = place.end_line or place.line
         end_column = place.end_column or column
         return lsp.DiagnosticRelatedInformation(
-            location=lsp.Location(uri=from_fs_path(place.path) or place.path,
+            location=lsp.Location(uri=self.uri_of(place.path),
                                   range=self.range(lines, place.line, column, end_line,
                                                    end_column)),
             message=place.label)
@@ -223,11 +281,12 @@ class SyncAdvisorServer(LanguageServer):
     # --- positions --------------------------------------------------------------------
 
     def _lines(self, path: str) -> List[str]:
+        """The file's lines as LSP and the findings count them (\n, \r\n, \r only)."""
         document = self._document(path)
         if document is not None:
-            return document.lines
+            return physical_lines(document.source)
         text = self.project.text_of(path) if self.project is not None else None
-        return text.splitlines(keepends=True) if text else []
+        return physical_lines(text) if text else []
 
     def position(self, lines: Sequence[str], line: int, column: int) -> lsp.Position:
         """A finding's 1-based line and character column, in the client's units."""
@@ -266,7 +325,7 @@ class SyncAdvisorServer(LanguageServer):
 
     def edit(self, path: str, edits: List[lsp.TextEdit]) -> lsp.WorkspaceEdit:
         document = self._document(path)
-        uri = from_fs_path(path) or path
+        uri = self.uri_of(path)
         if document is not None and document.version is not None:
             return lsp.WorkspaceEdit(document_changes=[lsp.TextDocumentEdit(
                 text_document=lsp.OptionalVersionedTextDocumentIdentifier(
@@ -294,28 +353,25 @@ def build(jobs: Optional[int] = None) -> SyncAdvisorServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: SyncAdvisorServer, params: lsp.DidOpenTextDocumentParams) -> None:
-        path = to_fs_path(params.text_document.uri)
-        if path and path.endswith((".py", ".pyi")):
-            ls.schedule(os.path.abspath(path))
+        path = ls.path_of(params.text_document.uri)
+        if path.endswith((".py", ".pyi")):
+            ls.schedule(path)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: SyncAdvisorServer, params: lsp.DidChangeTextDocumentParams) -> None:
-        path = to_fs_path(params.text_document.uri)
-        if path and path.endswith((".py", ".pyi")):
-            ls.schedule(os.path.abspath(path))
+        path = ls.path_of(params.text_document.uri)
+        if path.endswith((".py", ".pyi")):
+            ls.schedule(path)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: SyncAdvisorServer, params: lsp.DidSaveTextDocumentParams) -> None:
         path = to_fs_path(params.text_document.uri) or ""
         if os.path.basename(path) in _CONFIG_FILES:
-            ls.start_index()
+            ls.start_index(delay=0.2)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: SyncAdvisorServer, params: lsp.DidCloseTextDocumentParams) -> None:
-        path = to_fs_path(params.text_document.uri)
-        if not path:
-            return
-        path = os.path.abspath(path)
+        path = ls.path_of(params.text_document.uri)
         ls.dirty.discard(path)
         with ls.lock:
             if ls.project is not None:
@@ -323,24 +379,27 @@ def build(jobs: Optional[int] = None) -> SyncAdvisorServer:
         if ls.findings.pop(path, None) is not None and not ls.pulls():
             ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
                 uri=params.text_document.uri, diagnostics=[]))
+        ls.uris.pop(path, None)
         if ls.findings:
             ls.dirty.update(ls.findings)
             ls._flush()
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def watched(ls: SyncAdvisorServer, params: lsp.DidChangeWatchedFilesParams) -> None:
-        paths = [to_fs_path(change.uri) or "" for change in params.changes]
-        if any(os.path.basename(p) in _CONFIG_FILES for p in paths):
-            ls.start_index()
+        paths = [os.path.abspath(to_fs_path(change.uri) or "") for change in params.changes]
+        created = any(change.type != lsp.FileChangeType.Changed for change in params.changes)
+        if created or any(os.path.basename(p) in _CONFIG_FILES for p in paths):
+            ls.start_index(delay=0.2)  # (which files are the workspace's may change)
             return
+        if ls.indexing is not None and not ls.indexing.done():
+            ls.changed_on_disk.update(paths)  # (the index may have read them before)
         with ls.lock:
             project = ls.project
             if project is None:
                 return
             for path in paths:
-                path = os.path.abspath(path)
                 if path not in project.buffers:  # (an open buffer is what counts)
-                    project.close(path)  # re-read from disk, or gone
+                    project.reread(path)
         ls.dirty.update(ls.findings)
         ls._flush()
 
@@ -352,7 +411,9 @@ def build(jobs: Optional[int] = None) -> SyncAdvisorServer:
         identifier=SOURCE, inter_file_dependencies=True, workspace_diagnostics=False))
     def pull(ls: SyncAdvisorServer, params: lsp.DocumentDiagnosticParams
              ) -> lsp.DocumentDiagnosticReport:
-        path = os.path.abspath(to_fs_path(params.text_document.uri) or "")
+        path = ls.path_of(params.text_document.uri)
+        if not path.endswith((".py", ".pyi")):
+            return lsp.RelatedFullDocumentDiagnosticReport(items=[])
         if path not in ls.findings and ls._document(path) is not None:
             ls.dirty.add(path)
         ls.flush_now(path)
@@ -363,7 +424,7 @@ def build(jobs: Optional[int] = None) -> SyncAdvisorServer:
                            FIX_ALL], resolve_provider=False))
     def code_action(ls: SyncAdvisorServer, params: lsp.CodeActionParams
                     ) -> List[lsp.CodeAction]:
-        path = os.path.abspath(to_fs_path(params.text_document.uri) or "")
+        path = ls.path_of(params.text_document.uri)
         ls.flush_now(path)
         only = params.context.only
         actions: List[lsp.CodeAction] = []
@@ -380,7 +441,7 @@ def build(jobs: Optional[int] = None) -> SyncAdvisorServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
     def hover(ls: SyncAdvisorServer, params: lsp.HoverParams) -> Optional[lsp.Hover]:
-        path = os.path.abspath(to_fs_path(params.text_document.uri) or "")
+        path = ls.path_of(params.text_document.uri)
         ls.flush_now(path)
         lines = ls._lines(path)
         for finding in ls.findings.get(path, []):

@@ -19,6 +19,7 @@ from ..config import Configuration
 from ..engine import Run
 from ..engine.analyze import FileResult, analyze_text
 from ..engine.check import check
+from ..engine.prefilter import may_hold_a_finding
 from ..files import discover, module_name
 from ..findings import Finding
 from ..fixes import fix_results
@@ -34,6 +35,7 @@ class Workspace:
         self.results: Dict[str, FileResult] = {}
         self.unmodelled: Dict[str, List[str]] = {}  # module -> its files not modelled
         self.buffers: Dict[str, str] = {}  # open buffers by absolute path
+        self.discovered: Set[str] = set()  # the workspace's files, as the last index found
 
     # --- the files --------------------------------------------------------------------
 
@@ -55,6 +57,7 @@ class Workspace:
     def _index(self, progress: Callable[[str], None]) -> None:
         self.configuration = Configuration()  # (its config files may have changed)
         paths = self.files()
+        self.discovered = set(paths)
         progress(f"reading {len(paths)} files")
         run = Run(self.configuration, jobs=self.jobs)
         for path in paths:
@@ -86,23 +89,34 @@ class Workspace:
         self._model_reached()
 
     def close(self, path: str) -> None:
-        """A buffer closed: the file is what the disk holds again (gone, if it is not
-        there or is not the workspace's)."""
+        """A buffer closed: the file is what the disk holds again (or nothing, if it is
+        not one of the workspace's files)."""
         path = os.path.abspath(path)
         self.buffers.pop(path, None)
         self.results.pop(path, None)
-        if os.path.isfile(path) and self.holds(path):
-            try:
-                text = load_input(path).text
-            except Exception:  # noqa: BLE001 - unreadable now: its findings go with it
-                return
-            self.results[path] = self._model(path, text)
+        self.reread(path)
 
-    def holds(self, path: str) -> bool:
-        """Whether `path` (absolute) is one of the workspace's files to check."""
-        return path.endswith((".py", ".pyi")) and any(
-            path.startswith(folder + os.sep) for folder in self.folders) and \
-            not self.configuration.for_path(path).is_excluded(path)
+    def reread(self, path: str) -> None:
+        """A workspace file that no buffer holds, changed on disk: modelled again from
+        it (kept among the unmodelled ones if the prefilter drops it there); gone from
+        the run if it is gone. Files the index did not find (excluded, ignored, outside
+        the folders) stay out."""
+        if path in self.buffers or path not in self.discovered:
+            return
+        try:
+            text = load_input(path).text
+        except Exception:  # noqa: BLE001 - gone or unreadable: its findings go with it
+            self.results.pop(path, None)
+            return
+        files = self.unmodelled.get(module_name(path), [])
+        if path in files and not may_hold_a_finding(text):
+            return
+        self._unmodelled_remove(path)
+        self.results[path] = self._model(path, text)
+
+    def excluded(self, path: str) -> bool:
+        """Whether `check` would leave the file out, named on its command line."""
+        return self.configuration.for_path(path).is_excluded(path)
 
     def _unmodelled_remove(self, path: str) -> None:
         module = module_name(path)

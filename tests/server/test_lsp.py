@@ -18,6 +18,8 @@ from pygls.exceptions import JsonRpcException  # noqa: E402
 from pygls.uris import from_fs_path  # noqa: E402
 from pytest_lsp import ClientServerConfig, LanguageClient  # noqa: E402
 
+from syncadvisor.lines import physical_lines  # noqa: E402
+
 pytestmark = pytest.mark.asyncio(loop_scope="function")
 
 SERVER = [sys.executable, "-m", "syncadvisor", "server", "--jobs", "1"]
@@ -107,7 +109,7 @@ def _change(client: LanguageClient, uri: str, version: int, text: str) -> None:
 
 def _apply(text: str, edits) -> str:
     """`edits` (LSP TextEdits, UTF-16 columns: the texts here are ASCII) applied to `text`."""
-    lines = text.splitlines(keepends=True) + [""]
+    lines = physical_lines(text) + [""]
 
     def offset(position: lsp.Position) -> int:
         return sum(len(line) for line in lines[:position.line]) + position.character
@@ -311,3 +313,64 @@ async def test_a_workspace_folder_added_is_indexed(client, tmp_path_factory):
     # (run.py makes a second strategy: the update there is also under the wrong one)
     found = await _diagnostics(client, model, lambda d: len(d) == 2)
     assert sorted(d.code for d in found) == ["TFS108", "TFS201"]
+
+
+@pytest.mark.parametrize("folder", ["my proj", "café"])
+async def test_a_path_that_a_uri_escapes_gets_its_diagnostics(client, folder):
+    """pygls keeps documents by their URI decoded; the client's own URI comes back."""
+    path = client.root / folder / "snippet.py"
+    path.parent.mkdir()
+    path.write_text(DEFAULT)
+    uri = await _open(client, path)
+    [diagnostic] = await _diagnostics(client, uri, lambda d: len(d) == 1)
+    assert diagnostic.code == "TFS001"
+
+
+async def test_a_form_feed_is_no_line_break(client):
+    """Python and LSP end lines at \\n, \\r\\n and \\r alone; str.splitlines also at \\f."""
+    text = "# a\fb\n" + DEFAULT
+    path = client.root / "snippet.py"
+    path.write_text(text)
+    uri = await _open(client, path)
+    [diagnostic] = await _diagnostics(client, uri, lambda d: len(d) == 1)
+    assert diagnostic.range.start == lsp.Position(line=2, character=36)
+    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri), range=diagnostic.range,
+        context=lsp.CodeActionContext(diagnostics=[diagnostic])))
+    fix = next(a for a in actions if a.is_preferred)
+    assert _apply(text, _edits(fix)) == text.replace("DEFAULT", "AUTO")
+
+
+async def test_a_file_the_config_excludes_has_no_diagnostics(client):
+    (client.root / "pyproject.toml").write_text('[tool.syncadvisor]\nextend-exclude = ["gen"]\n')
+    path = client.root / "gen" / "g.py"
+    path.parent.mkdir()
+    path.write_text(DEFAULT)
+    client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(changes=[
+        lsp.FileEvent(uri=from_fs_path(str(client.root / "pyproject.toml")),
+                      type=lsp.FileChangeType.Created)]))
+    snippet = await _open(client, client.root / "snippet.py")
+    await _diagnostics(client, snippet, lambda d: len(d) == 1)
+    excluded = await _open(client, path)
+    assert await _diagnostics(client, excluded) == []
+
+
+async def test_a_wrong_config_is_told_and_its_edits_are_not_lost(client):
+    uri = await _open(client, client.root / "snippet.py")
+    await _diagnostics(client, uri, lambda d: len(d) == 1)
+    config = client.root / "pyproject.toml"
+    config.write_text('[tool.syncadvisor]\nselect = ["NOPE"]\n')
+    client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(changes=[
+        lsp.FileEvent(uri=from_fs_path(str(config)), type=lsp.FileChangeType.Created)]))
+
+    async def told():
+        while not any("NOPE" in m.message for m in client.messages):
+            await asyncio.sleep(0.05)
+    await asyncio.wait_for(told(), 30)
+    assert next(m for m in client.messages if "NOPE" in m.message).type == \
+        lsp.MessageType.Error
+    config.write_text('[tool.syncadvisor]\nselect = ["TFS"]\n')
+    client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(changes=[
+        lsp.FileEvent(uri=from_fs_path(str(config)), type=lsp.FileChangeType.Changed)]))
+    _change(client, uri, 2, DEFAULT + DEFAULT.splitlines(keepends=True)[1])
+    await _diagnostics(client, uri, lambda d: len(d) == 2)
