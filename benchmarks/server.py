@@ -176,9 +176,10 @@ class Client:
                 raise TimeoutError(f"no matching notification within {timeout:.0f} s")
             await asyncio.wait_for(self.arrived.wait(), left)
 
-    async def initialize(self, folder: Path, timeout: float) -> None:
+    async def initialize(self, folder: Path, timeout: float) -> dict:
+        """The server's capabilities."""
         uri = _uri(folder)
-        await self.request("initialize", {
+        answer = await self.request("initialize", {
             "processId": os.getpid(), "rootUri": uri,
             "workspaceFolders": [{"uri": uri, "name": folder.name}],
             "capabilities": {
@@ -187,6 +188,7 @@ class Client:
                                                         "versionSupport": True},
                                  "synchronization": {"didSave": True}},
             }}, timeout)
+        return (answer or {}).get("capabilities", {})
 
     async def close(self) -> None:
         if self.proc is None:
@@ -231,7 +233,11 @@ async def _edits(edits: int, warmup: int, jobs: Optional[int], timeout: float, l
         client = Client(server_argv(jobs), root)
         await client.start()
         try:
-            await client.initialize(root, timeout)
+            capabilities = await client.initialize(root, timeout)
+            # What the server asks for: the whole text (1) or the changed range (2).
+            sync = capabilities.get("textDocumentSync", 2)
+            sync = sync.get("change", 2) if isinstance(sync, dict) else sync
+            lines = text.splitlines(keepends=True)
             await client.notify("initialized", {})
             await client.notify("textDocument/didOpen", {"textDocument": {
                 "uri": uri, "languageId": "python", "version": 0, "text": text}})
@@ -242,11 +248,12 @@ async def _edits(edits: int, warmup: int, jobs: Optional[int], timeout: float, l
             rss: list[tuple[int, float]] = []
             for n in range(1, warmup + edits + 1):
                 new = f"LEARNING_RATE = 0.001 * {n}"
+                lines[line] = new + "\n"
+                change = {"text": "".join(lines)} if sync == 1 else {"range": {
+                    "start": {"line": line, "character": 0},
+                    "end": {"line": line, "character": len(old)}}, "text": new}
                 sent = await client.notify("textDocument/didChange", {
-                    "textDocument": {"uri": uri, "version": n},
-                    "contentChanges": [{"range": {
-                        "start": {"line": line, "character": 0},
-                        "end": {"line": line, "character": len(old)}}, "text": new}]})
+                    "textDocument": {"uri": uri, "version": n}, "contentChanges": [change]})
                 old = new
                 i, got, params = await client.wait(_published(uri, n), i, timeout)
                 if n > warmup:
