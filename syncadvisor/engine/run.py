@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import ast
 import os
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple
 
 from ..records import field, record, replace
 from ..config import Resolver
@@ -65,6 +65,27 @@ class NoqaOutcome:
     added: int = 0
     refused: Dict[str, str] = field(default_factory=dict)  # path -> why it is left unchanged
     cannot: List[Finding] = field(default_factory=list)  # findings no comment can suppress
+
+
+def model_reached(results: Dict[str, FileResult], unmodelled: Dict[str, List[str]],
+                  model_whole: Callable[[str], Optional[FileResult]]) -> None:
+    """Model, into `results`, the files of `unmodelled` (module name -> its files not
+    modelled; a module reached leaves it) that the models' names lead into, until no
+    name leads into another. `model_whole(path)` models a file without the prefilter;
+    None: it cannot be read, and stays out."""
+    models = [r.model for r in results.values() if r.model is not None]
+    while unmodelled and models:
+        reached = ProjectIndex(models).modules_reached(unmodelled)
+        if not reached:
+            return
+        for module in sorted(reached):
+            for path in unmodelled.pop(module):
+                result = model_whole(path)
+                if result is None:
+                    continue
+                results[path] = result
+                if result.model is not None:
+                    models.append(result.model)
 
 
 class Run:
@@ -148,21 +169,11 @@ class Run:
         """The second pass: model, in `results`, the files the prefilter dropped that
         the modelled files' names lead into, until no name leads into another."""
         unmodelled: Dict[str, List[str]] = {}  # module name -> its dropped files
-        models = []
         for path, result in results.items():
-            if result.model is not None:
-                models.append(result.model)
-            elif not result.errors and path in self.inputs and not is_notebook(path):
+            if result.model is None and not result.errors and path in self.inputs \
+                    and not is_notebook(path):
                 unmodelled.setdefault(module_name(path), []).append(path)
-        while unmodelled and models:
-            reached = ProjectIndex(models).modules_reached(unmodelled)
-            if not reached:
-                return
-            for module in sorted(reached):
-                for path in unmodelled.pop(module):
-                    result = results[path] = self._model_whole(path)
-                    if result.model is not None:
-                        models.append(result.model)
+        model_reached(results, unmodelled, self._model_whole)
 
     def _model_whole(self, path: str) -> FileResult:
         """A file's result modelled without the prefilter. Cached apart from its stage 1

@@ -17,6 +17,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set
 from ..collector import collector_paused
 from ..config import Configuration
 from ..engine import Run
+from ..engine.run import model_reached
 from ..engine.analyze import FileResult, analyze_text
 from ..engine.check import check
 from ..engine.prefilter import may_hold_a_finding
@@ -24,7 +25,6 @@ from ..files import discover, module_name
 from ..findings import Finding
 from ..fixes import fix_results
 from ..inputs import load_input
-from ..model.contexts import ProjectIndex
 
 
 class Workspace:
@@ -61,10 +61,8 @@ class Workspace:
         progress(f"reading {len(paths)} files")
         run = Run(self.configuration, jobs=self.jobs)
         for path in paths:
-            if path not in self.buffers:
+            if path not in self.buffers:  # (modelled from their texts below)
                 run.add_file(path)
-        for path, text in self.buffers.items():
-            run.add_text(path, text)
         progress(f"modelling {len(paths)} files")
         results = {r.path: r for r in run.analyze()}
         for path, text in self.buffers.items():
@@ -76,6 +74,7 @@ class Workspace:
                                               and not results[path].errors):
                 results.pop(path, None)
                 self.unmodelled.setdefault(module_name(path), []).append(path)
+        self._model_reached()  # (the run's own pass did not see the buffers)
 
     def _model(self, path: str, text: str) -> FileResult:
         return analyze_text(text, path, self.configuration.for_path(path), prefilter=False)
@@ -129,17 +128,13 @@ class Workspace:
     def _model_reached(self) -> None:
         """Model the files the prefilter left out that the models' names now lead into
         (an edited buffer that imports a module no model needed before)."""
-        while self.unmodelled:
-            models = [r.model for r in self.results.values() if r.model is not None]
-            reached = ProjectIndex(models).modules_reached(self.unmodelled) if models else set()
-            if not reached:
-                return
-            for module in reached:
-                for path in self.unmodelled.pop(module):
-                    try:
-                        self.results[path] = self._model(path, load_input(path).text)
-                    except Exception:  # noqa: BLE001 - unreadable: not modelled
-                        continue
+        model_reached(self.results, self.unmodelled, self._from_disk)
+
+    def _from_disk(self, path: str) -> Optional[FileResult]:
+        try:
+            return self._model(path, load_input(path).text)
+        except Exception:  # noqa: BLE001 - unreadable: not modelled
+            return None
 
     # --- findings ---------------------------------------------------------------------
 
