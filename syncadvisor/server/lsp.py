@@ -10,12 +10,10 @@ have arrived are read (`_schedule`): a burst of keystrokes costs one analysis.
 from __future__ import annotations
 
 import asyncio
-from bisect import bisect_right
 import os
 import sys
-import threading
 import uuid
-from typing import Dict, List, Optional, Sequence, Set
+from typing import Callable, Dict, List, Optional, Sequence, Set
 from urllib.parse import unquote
 
 from lsprotocol import types as lsp
@@ -29,7 +27,7 @@ from .. import __version__
 from ..add_noqa import add_noqa
 from ..config import ConfigError
 from ..findings import ERROR, INFO, SAFE, WARNING, Edit, Finding
-from ..lines import line_starts, physical_lines
+from ..lines import line_starts, physical_lines, position
 from ..rules import rules_by_code
 from ..rules.docs import installed_page
 from .workspace import Workspace
@@ -81,7 +79,6 @@ class SyncAdvisorServer(LanguageServer):
                          protocol_cls=_Protocol)
         self.jobs = jobs if jobs is not None else (os.cpu_count() or 1)
         self.project: Optional[Workspace] = None
-        self.lock = threading.Lock()  # the workspace, between the index thread and edits
         self.findings: Dict[str, List[Finding]] = {}  # open file (absolute path) -> findings
         self.dirty: Set[str] = set()  # open files edited since they were last analysed
         self.scheduled = False
@@ -151,24 +148,24 @@ class SyncAdvisorServer(LanguageServer):
                 loop.call_soon_threadsafe(self.work_done_progress.report, token,
                                           lsp.WorkDoneProgressReport(message=message))
 
+        # The index thread touches only this new workspace; edits go on meanwhile on the
+        # event loop in `self.project`, and are merged below once it is done.
         project = Workspace(self.folders(), jobs=self.jobs)
-        with self.lock:
-            if self.project is not None:
-                project.buffers = dict(self.project.buffers)
+        if self.project is not None:
+            project.buffers = dict(self.project.buffers)
         self.changed_on_disk = set()
         done = "indexed"
         try:
             await loop.run_in_executor(None, project.index, report)
-            with self.lock:
-                if self.project is not None:  # edits made meanwhile
-                    for path, text in self.project.buffers.items():
-                        if project.buffers.get(path) != text:
-                            project.open(path, text)
-                    for path in set(project.buffers) - set(self.project.buffers):
-                        project.close(path)
-                for path in self.changed_on_disk - set(project.buffers):
-                    project.reread(path)
-                self.project = project
+            if self.project is not None:  # edits made meanwhile
+                for path, text in self.project.buffers.items():
+                    if project.buffers.get(path) != text:
+                        project.open(path, text)
+                for path in set(project.buffers) - set(self.project.buffers):
+                    project.close(path)
+            for path in self.changed_on_disk - set(project.buffers):
+                project.reread(path)
+            self.project = project
         except ConfigError as exc:
             done = "not indexed: the configuration is wrong"
             self.tell(str(exc))
@@ -202,14 +199,13 @@ class SyncAdvisorServer(LanguageServer):
         self.scheduled = False
         dirty, self.dirty = self.dirty, set()
         try:
-            with self.lock:
-                project = self.ensure_project()
-                for path in dirty:
-                    document = self._document(path)
-                    if document is not None:
-                        project.open(path, document.source)
-                open_paths = [p for p in project.buffers if not project.excluded(p)]
-                found = project.findings(open_paths) if open_paths else {}
+            project = self.ensure_project()
+            for path in dirty:
+                document = self._document(path)
+                if document is not None:
+                    project.open(path, document.source)
+            open_paths = [p for p in project.buffers if not project.excluded(p)]
+            found = project.findings(open_paths) if open_paths else {}
         except ConfigError as exc:
             self.dirty |= dirty  # (analysed once the configuration reads)
             self.tell(str(exc))
@@ -252,10 +248,12 @@ class SyncAdvisorServer(LanguageServer):
             version=document.version if document is not None else None))
 
     def diagnostics(self, path: str) -> List[lsp.Diagnostic]:
-        lines = self._lines(path)
-        return [self.diagnostic(f, lines) for f in self.findings.get(path, [])]
+        lines_of = self.reader()
+        return [self.diagnostic(f, lines_of) for f in self.findings.get(path, [])]
 
-    def diagnostic(self, finding: Finding, lines: Sequence[str]) -> lsp.Diagnostic:
+    def diagnostic(self, finding: Finding,
+                   lines_of: Callable[[str], List[str]]) -> lsp.Diagnostic:
+        lines = lines_of(finding.path)
         page = installed_page(finding.code)
         return lsp.Diagnostic(
             range=self.range(lines, finding.line, finding.column, finding.end_line,
@@ -265,10 +263,10 @@ class SyncAdvisorServer(LanguageServer):
             code=finding.code,
             code_description=lsp.CodeDescription(href=page.as_uri()) if page else None,
             source=SOURCE,
-            related_information=[self.related(r) for r in finding.related] or None)
+            related_information=[self.related(r, lines_of(r.path))
+                                 for r in finding.related] or None)
 
-    def related(self, place) -> lsp.DiagnosticRelatedInformation:
-        lines = self._lines(place.path)
+    def related(self, place, lines: Sequence[str]) -> lsp.DiagnosticRelatedInformation:
         column = place.column or 1
         end_line = place.end_line or place.line
         end_column = place.end_column or column
@@ -279,6 +277,17 @@ class SyncAdvisorServer(LanguageServer):
             message=place.label)
 
     # --- positions --------------------------------------------------------------------
+
+    def reader(self) -> Callable[[str], List[str]]:
+        """`_lines`, each file read once: the places a file's findings name are often
+        in one other file, read from disk where no buffer holds it."""
+        read: Dict[str, List[str]] = {}
+
+        def lines_of(path: str) -> List[str]:
+            if path not in read:
+                read[path] = self._lines(path)
+            return read[path]
+        return lines_of
 
     def _lines(self, path: str) -> List[str]:
         """The file's lines as LSP and the findings count them (\n, \r\n, \r only)."""
@@ -314,13 +323,9 @@ class SyncAdvisorServer(LanguageServer):
         while end < limit - start and old[-1 - end] == new[-1 - end]:
             end += 1
         starts = line_starts(old)
-
-        def at(offset: int):
-            line = bisect_right(starts, offset) - 1
-            return line + 1, offset - starts[line] + 1
-
-        (line, column), (end_line, end_column) = at(start), at(len(old) - end)
-        return self.text_edits(path, [Edit(line, column, end_line, end_column,
+        line, column = position(starts, start)
+        end_line, end_column = position(starts, len(old) - end)
+        return self.text_edits(path, [Edit(line, column + 1, end_line, end_column + 1,
                                            new[start:len(new) - end])])
 
     def edit(self, path: str, edits: List[lsp.TextEdit]) -> lsp.WorkspaceEdit:
@@ -373,9 +378,8 @@ def build(jobs: Optional[int] = None) -> SyncAdvisorServer:
     def did_close(ls: SyncAdvisorServer, params: lsp.DidCloseTextDocumentParams) -> None:
         path = ls.path_of(params.text_document.uri)
         ls.dirty.discard(path)
-        with ls.lock:
-            if ls.project is not None:
-                ls.project.close(path)
+        if ls.project is not None:
+            ls.project.close(path)
         if ls.findings.pop(path, None) is not None and not ls.pulls():
             ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
                 uri=params.text_document.uri, diagnostics=[]))
@@ -393,13 +397,12 @@ def build(jobs: Optional[int] = None) -> SyncAdvisorServer:
             return
         if ls.indexing is not None and not ls.indexing.done():
             ls.changed_on_disk.update(paths)  # (the index may have read them before)
-        with ls.lock:
-            project = ls.project
-            if project is None:
-                return
-            for path in paths:
-                if path not in project.buffers:  # (an open buffer is what counts)
-                    project.reread(path)
+        project = ls.project
+        if project is None:
+            return
+        for path in paths:
+            if path not in project.buffers:  # (an open buffer is what counts)
+                project.reread(path)
         ls.dirty.update(ls.findings)
         ls._flush()
 
@@ -475,10 +478,11 @@ def _quick_fixes(ls: SyncAdvisorServer, path: str, wanted: lsp.Range) -> List[ls
     """A fix per finding under `wanted` that has one (the safe ones preferred), and a
     `# noqa` for each."""
     actions: List[lsp.CodeAction] = []
-    lines = ls._lines(path)
+    lines_of = ls.reader()
+    lines = lines_of(path)
     text = "".join(lines)
     for finding in ls.findings.get(path, []):
-        diagnostic = ls.diagnostic(finding, lines)
+        diagnostic = ls.diagnostic(finding, lines_of)
         if not _overlaps(diagnostic.range, wanted):
             continue
         fix = finding.fix
@@ -500,10 +504,9 @@ def _quick_fixes(ls: SyncAdvisorServer, path: str, wanted: lsp.Range) -> List[ls
 
 def _fix_all(ls: SyncAdvisorServer, path: str) -> Optional[lsp.CodeAction]:
     """The file's safe fixes at once, as `syncadvisor check --fix` makes them."""
-    with ls.lock:
-        project = ls.project
-        text = project.text_of(path) if project is not None else None
-        fixed = project.fixed(path) if project is not None else None
+    project = ls.project
+    text = project.text_of(path) if project is not None else None
+    fixed = project.fixed(path) if project is not None else None
     if text is None or fixed is None:
         return None
     return lsp.CodeAction(title="syncadvisor: fix all safe fixes", kind=FIX_ALL,
