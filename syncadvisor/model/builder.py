@@ -50,6 +50,15 @@ _ORDER: Dict[type, Tuple[str, ...]] = {
     ast.IfExp: ("body", "test", "orelse"),
 }
 _FIELDS: Dict[type, Tuple[str, ...]] = {}
+
+
+def _fields_of(node: ast.AST) -> Tuple[str, ...]:
+    """The fields of a node's class that may hold nodes, in source order (made once a
+    class, into `_FIELDS`)."""
+    kind = type(node)
+    fields = _FIELDS[kind] = _ORDER.get(kind) or tuple(
+        f for f in node._fields if f not in _SKIPPED_FIELDS)
+    return fields
 _NAME, _ATTRIBUTE = ast.Name, ast.Attribute
 # Arguments that may hand an object over: a name, an attribute, an item, a call (what it
 # returns), a container of them (`Construction.passed`).
@@ -340,8 +349,7 @@ class ModelBuilder:
     def _children(self, node: ast.AST) -> None:
         fields = _FIELDS.get(type(node))
         if fields is None:
-            fields = _FIELDS[type(node)] = _ORDER.get(type(node)) or tuple(
-                f for f in node._fields if f not in _SKIPPED_FIELDS)
+            fields = _fields_of(node)
         walk = self.walk
         for name in fields:
             child = getattr(node, name, None)
@@ -1645,8 +1653,7 @@ class ModelBuilder:
                 site = (None,) + site
             fields = fields_of.get(kind)
             if fields is None:
-                fields = fields_of[kind] = _ORDER.get(kind) or tuple(
-                    f for f in node._fields if f not in _SKIPPED_FIELDS)
+                fields = _fields_of(node)
             for field_name in fields:
                 child = getattr(node, field_name, None)
                 if child.__class__ is list:
