@@ -107,6 +107,14 @@ def _change(client: LanguageClient, uri: str, version: int, text: str) -> None:
         content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text)]))
 
 
+def _write(client: LanguageClient, path: Path, text: str,
+           change: lsp.FileChangeType = lsp.FileChangeType.Changed) -> None:
+    """`path` written on disk, and the server told, as an editor's file watcher does."""
+    path.write_text(text)
+    client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(changes=[
+        lsp.FileEvent(uri=from_fs_path(str(path)), type=change)]))
+
+
 def _apply(text: str, edits) -> str:
     """`edits` (LSP TextEdits, UTF-16 columns: the texts here are ASCII) applied to `text`."""
     lines = physical_lines(text) + [""]
@@ -239,13 +247,9 @@ async def test_a_changed_pyproject_is_read_again(client):
     uri = await _open(client, client.root / "snippet.py")
     await _diagnostics(client, uri, lambda d: len(d) == 1)
     config = client.root / "pyproject.toml"
-    config.write_text('[tool.syncadvisor]\nignore = ["TFS001"]\n')
-    client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(changes=[
-        lsp.FileEvent(uri=from_fs_path(str(config)), type=lsp.FileChangeType.Created)]))
+    _write(client, config, '[tool.syncadvisor]\nignore = ["TFS001"]\n', lsp.FileChangeType.Created)
     assert await _diagnostics(client, uri, lambda d: not d) == []
-    config.write_text('[tool.syncadvisor]\nignore = []\n')
-    client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(changes=[
-        lsp.FileEvent(uri=from_fs_path(str(config)), type=lsp.FileChangeType.Changed)]))
+    _write(client, config, '[tool.syncadvisor]\nignore = []\n')
     await _diagnostics(client, uri, lambda d: len(d) == 1)
 
 
@@ -253,9 +257,7 @@ async def test_a_file_changed_on_disk_counts_where_no_buffer_holds_it(client):
     model = await _open(client, client.root / "pkg" / "model.py")
     assert await _diagnostics(client, model) == []
     train = client.root / "pkg" / "train.py"
-    train.write_text("".join(TRAIN.splitlines(keepends=True)[:-1]) + RUN)
-    client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(changes=[
-        lsp.FileEvent(uri=from_fs_path(str(train)), type=lsp.FileChangeType.Changed)]))
+    _write(client, train, "".join(TRAIN.splitlines(keepends=True)[:-1]) + RUN)
     [diagnostic] = await _diagnostics(client, model, lambda d: len(d) == 1)
     assert diagnostic.code == "TFS201"
 
@@ -342,13 +344,11 @@ async def test_a_form_feed_is_no_line_break(client):
 
 
 async def test_a_file_the_config_excludes_has_no_diagnostics(client):
-    (client.root / "pyproject.toml").write_text('[tool.syncadvisor]\nextend-exclude = ["gen"]\n')
     path = client.root / "gen" / "g.py"
     path.parent.mkdir()
     path.write_text(DEFAULT)
-    client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(changes=[
-        lsp.FileEvent(uri=from_fs_path(str(client.root / "pyproject.toml")),
-                      type=lsp.FileChangeType.Created)]))
+    _write(client, client.root / "pyproject.toml", '[tool.syncadvisor]\nextend-exclude = ["gen"]\n',
+           lsp.FileChangeType.Created)
     snippet = await _open(client, client.root / "snippet.py")
     await _diagnostics(client, snippet, lambda d: len(d) == 1)
     excluded = await _open(client, path)
@@ -359,9 +359,7 @@ async def test_a_wrong_config_is_told_and_its_edits_are_not_lost(client):
     uri = await _open(client, client.root / "snippet.py")
     await _diagnostics(client, uri, lambda d: len(d) == 1)
     config = client.root / "pyproject.toml"
-    config.write_text('[tool.syncadvisor]\nselect = ["NOPE"]\n')
-    client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(changes=[
-        lsp.FileEvent(uri=from_fs_path(str(config)), type=lsp.FileChangeType.Created)]))
+    _write(client, config, '[tool.syncadvisor]\nselect = ["NOPE"]\n', lsp.FileChangeType.Created)
 
     async def told():
         while not any("NOPE" in m.message for m in client.messages):
@@ -369,8 +367,6 @@ async def test_a_wrong_config_is_told_and_its_edits_are_not_lost(client):
     await asyncio.wait_for(told(), 30)
     assert next(m for m in client.messages if "NOPE" in m.message).type == \
         lsp.MessageType.Error
-    config.write_text('[tool.syncadvisor]\nselect = ["TFS"]\n')
-    client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(changes=[
-        lsp.FileEvent(uri=from_fs_path(str(config)), type=lsp.FileChangeType.Changed)]))
+    _write(client, config, '[tool.syncadvisor]\nselect = ["TFS"]\n')
     _change(client, uri, 2, DEFAULT + DEFAULT.splitlines(keepends=True)[1])
     await _diagnostics(client, uri, lambda d: len(d) == 2)
