@@ -101,6 +101,14 @@ KERAS2 = "keras2"  # tf_keras (and tf.keras before TF 2.16)
 KERAS3 = "keras3"  # keras >= 3 (and tf.keras from TF 2.16)
 FAMILY_TITLE = {TF: "TensorFlow", KERAS2: "Keras 2 (tf_keras)", KERAS3: "Keras 3"}
 
+# Families whose variables' `assign_add(x)`/`assign_sub(x)` is `assign(v + x)`/`assign(v - x)`:
+# Keras 3 (keras/src/backend/common/variables.py). On an ON_WRITE variable in replica context
+# every replica then assigns its whole new value, so SUM gives v <- R*v + sum(x) (the value
+# grows R-fold each step) and MEAN gives v + mean(x); an accumulator needs ON_READ + SUM,
+# which adds locally and sums when read (what Keras 3's own metrics use). Measured by
+# `syncadvisor profile --run examples/train_fit.py` and tests/profile/test_run.py.
+READ_MODIFY_WRITE_ADDS = frozenset({KERAS3})
+
 ENUM_VALUES = "enum"  # tf.VariableSynchronization.X members
 STRING_VALUES = "keras3-strings"  # "on_read", "sum", ...
 
@@ -602,6 +610,10 @@ TENSORFLOW_DISTRIBUTIONS = frozenset({"tensorflow", "tensorflow-cpu", "tensorflo
                                       "tensorflow-macos", "tensorflow-intel"})
 KERAS_DISTRIBUTION = "keras"
 TF_KERAS_DISTRIBUTION = "tf-keras"
+# The import names of the Keras packages, whose global state (`backend.clear_session()`,
+# `utils.set_random_seed`) the profiler resets between runs of a program.
+KERAS_MODULES = ("keras", "tf_keras")
+KERAS3_MODULE = KERAS_MODULES[0]
 # A word every one of these distributions' names holds (a quick test of a file's text).
 DISTRIBUTION_WORDS = ("tensorflow", "keras")
 # Released TensorFlow 2 minors and the last patch of each; a declared range resolves to

@@ -434,6 +434,38 @@ def set_setting(ctx: "RuleContext", site: VariableSite, setting_name: str, membe
     return text, (ctx.add_argument(site.call, f"{setting_name}={text}"),) + imports
 
 
+def set_on_read(ctx: "RuleContext", site: VariableSite, aggregation: Optional[str] = None
+                ) -> Tuple[str, Tuple[Edit, ...]]:
+    """Edits that make the site ON_READ (with `aggregation` where given) and not trainable,
+    as one edit per argument: replaced values, and the missing arguments added together
+    (two insertions at one place would overlap). Returns the text of what it sets."""
+    wanted = [(tfapi.SYNC, tfapi.SYNC_ON_READ)]
+    if aggregation is not None:
+        wanted.insert(0, (tfapi.AGG, aggregation))
+    edits: List[Edit] = []
+    added: List[str] = []
+    said: List[str] = []
+    for name, member in wanted:
+        setting = site.sync if name == tfapi.SYNC else site.agg
+        hint = setting.arg.value.prefix_text if setting.arg is not None and \
+            setting.arg.value.kind == QNAME else None
+        text, imports = member_text(ctx, site, name, member, hint)
+        said.append(f"{name}={text}")
+        edits.extend(imports)
+        if setting.arg is not None:
+            edits.append(ctx.replace(setting.arg.value.span, text))
+        else:
+            added.append(f"{name}={text}")
+    if site.trainable is not False:
+        if site.trainable_arg is not None:
+            edits.append(ctx.replace(site.trainable_arg.value.span, "False"))
+        else:
+            added.append("trainable=False")
+    if added:
+        edits.append(ctx.add_argument(site.call, ", ".join(added)))
+    return ", ".join(said), tuple(edits)
+
+
 def strategy_contexts(site: VariableSite, updates=None) -> List[Context]:
     """The site's strategy contexts; where they are unknown, the strategies of the
     `strategy.run` calls its updates run in stand in for them."""

@@ -86,8 +86,12 @@ class SumUpdateWithPythonNumber(Rule):
             if site.sync.member not in (tfapi.SYNC_AUTO, tfapi.SYNC_ON_WRITE) \
                     or site.agg.member != tfapi.AGG_SUM:
                 continue
+            # Keras 3 adds with `assign(v + x)`: a tensor, which SUM takes (TFS205 says what
+            # it does instead).
+            adds_assign = site.api.family in tfapi.READ_MODIFY_WRITE_ADDS
             updates = [u for u in site.updates if u.method in tfapi.ASSIGN_METHODS
-                       and u.value_kind == PYTHON_NUMBER and u.replica_context]
+                       and u.value_kind == PYTHON_NUMBER and u.replica_context
+                       and not (adds_assign and u.method != "assign")]
             if not updates:
                 continue
             verdict = judge(strategy_contexts(site, updates), tfapi.MIRRORING_STRATEGIES,

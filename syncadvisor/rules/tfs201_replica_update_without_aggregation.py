@@ -7,7 +7,8 @@ from ..model import tfapi
 from ..model.facts import TEST_IF
 from ..model.usage import PER_REPLICA
 from .base import (ERROR, UNSAFE, WARNING, Expect, Invalid, Rule, RuleContext, judge, make_fix,
-                   set_setting, site_span, snippet, strategy_contexts, suggest_aggregation,
+                   set_on_read, set_setting, site_span, snippet, strategy_contexts,
+                   suggest_aggregation,
                    value_source)
 
 
@@ -368,7 +369,11 @@ class ReplicaUpdateWithoutAggregation(Rule):
         if branch is None or not always:
             member, reason = suggest_aggregation(site)
             text, edits = set_setting(ctx, site, tfapi.AGG, member)
-            fix = make_fix(UNSAFE, f"Add `aggregation={text}` ({reason})", *edits)
+            if member == tfapi.AGG_SUM and site.api.family in tfapi.READ_MODIFY_WRITE_ADDS:
+                # Keras 3's assign_add assigns v + x: SUM alone would multiply v (TFS205).
+                fix = self._on_read_sum(ctx, site, reason)
+            else:
+                fix = make_fix(UNSAFE, f"Add `aggregation={text}` ({reason})", *edits)
         refused = f"`merge_call` raises {tfapi.MERGE_CALL_REFUSED_ERROR}"
         if branch is not None and always:  # an aggregation would turn it into a crash
             detail += (f"; an aggregation is no fix here: inside {branch} the update's "
@@ -382,6 +387,16 @@ class ReplicaUpdateWithoutAggregation(Rule):
             f"`{site.name}` has aggregation NONE and is updated in replica context ({at}, "
             f"{ctx.via(replica, update.function)}): {detail}",
             severity, fix)
+
+
+    @staticmethod
+    def _on_read_sum(ctx: RuleContext, site, reason: str):
+        """ON_READ + SUM for a Keras 3 accumulator; none where the API cannot say ON_READ."""
+        if not site.api.has_parameter(tfapi.SYNC):
+            return None
+        text, edits = set_on_read(ctx, site, tfapi.AGG_SUM)
+        return make_fix(UNSAFE, f"Add `{text}` ({reason}; Keras 3 assigns `v + x`, so each "
+                                f"replica adds to its own copy and a read sums them)", *edits)
 
 
 def _refusing_branch(ctx: RuleContext, where, update) -> Tuple[Optional[str], bool]:

@@ -100,6 +100,10 @@ class PreferOnReadForReplicaLocalState(Rule):
                 continue  # constant increments are counters (TFS302, TFS107)
             if any(u.method in tfapi.SCATTER_METHODS for u in site.updates):
                 continue
+            if site.api.family in tfapi.READ_MODIFY_WRITE_ADDS and \
+                    site.agg.member == tfapi.AGG_SUM and \
+                    any(u.method in ("assign_add", "assign_sub") for u in replica):
+                continue  # not a cost but wrong values there: TFS205
             if any(tfapi.TPU in (c.strategy.kinds if c.strategy else ()) for c in site.contexts):
                 continue  # TPUs want metrics ON_WRITE (tf_keras forces it there)
             if self._read_in_replica(ctx, site, replica):
