@@ -85,6 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="add a `# noqa: CODE` comment for every finding, in place")
     check.add_argument("--watch", action="store_true",
                        help="check again whenever a checked file changes (Ctrl-C stops)")
+    check.add_argument("--profile", metavar="PROFILE.json",
+                       help="read findings beside a saved profile (`syncadvisor profile --run "
+                            "... --save PROFILE.json`): a finding on a measured site carries "
+                            "the measurement, and one the measurement contradicts is dropped")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     check.add_argument("--quiet", "-q", action="store_true",
                        help="print the findings and nothing else: no summary line, no "
@@ -288,6 +292,9 @@ def _check(args: argparse.Namespace) -> int:
         return _show(args, configuration, paths)
     _check_add_noqa_usage(args)
     fixing = args.fix or args.diff or getattr(args, "add_noqa", False)
+    if getattr(args, "profile", None) and fixing:
+        raise UsageError("--profile reads a report beside measurements: it cannot be combined "
+                         "with --fix, --diff or --add-noqa")
     stdin = "-" in paths
     if stdin:
         if len(paths) > 1:
@@ -330,7 +337,24 @@ def _check(args: argparse.Namespace) -> int:
         return _add_noqa(run)
     if fixing:
         return _fix(args, run, stdin)
-    return _report(args, run.check(), sources=_sources(run))
+    result = run.check()
+    if args.profile:
+        result = _with_profile(args, result)
+    return _report(args, result, sources=_sources(run))
+
+
+def _with_profile(args: argparse.Namespace, result: RunResult) -> RunResult:
+    """--profile: the findings judged by the saved measurements; the count on stderr."""
+    from . import measured
+
+    try:
+        sites = measured.load(args.profile)
+    except measured.ProfileUnreadable as exc:
+        raise UsageError(str(exc)) from None
+    applied = measured.apply(result.findings, sites)
+    if not args.quiet:
+        print(f"syncadvisor: {measured.summary(applied, args.profile)}", file=sys.stderr)
+    return replace(result, findings=applied.findings)
 
 
 def _say_targets(args: argparse.Namespace, each: List[Settings]) -> None:
