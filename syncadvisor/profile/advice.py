@@ -35,6 +35,8 @@ NOT_MEASURED = {
     "TFS002": "how the value is spelled",
     "TFS003": "how the value is spelled for Keras 3",
     "TFS004": "a parameter Keras 3 does not have",
+    # Its fix sets `trainable`, which no synchronization/aggregation choice changes.
+    "TFS102": "the trainable flag of an ON_READ variable",
     "TFS108": "where the variable is created",
     "TFS202": "Keras BatchNormalization's own variables",
     "TFS203": "CentralStorage/ParameterServer strategies",
@@ -169,11 +171,6 @@ def _judge(code: str, spec: SiteSpec, by: Dict[Choice, Dict[str, Any]],
         if m is None:
             return "not measured", "synchronization NONE was not measured"
         return verdict(_errored(m), f"NONE raised: {_short_error(m)}", "NONE ran without an error")
-    if code == "TFS102":
-        if best is None:
-            return "not measured", "no choice was usable"
-        return verdict(best[0] != SYNC_ON_READ, f"the recommendation is {fmt(best)}, not ON_READ",
-                       f"the recommendation is {fmt(best)}")
     if code == "TFS103":
         m = by.get((SYNC_ON_READ, AGG_NONE))
         if m is None:

@@ -7,7 +7,9 @@ installed (the `profile` extra).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
+import os
 import json
 import sys
 from typing import Any, Dict, List
@@ -38,7 +40,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "whether the values read agree with the reference choice, and any error. "
         f"Needs TensorFlow: {INSTALL_HINT}.")
     parser.add_argument("files", nargs="*", metavar="FILE",
-                        help="Python files or folders to take the variable sites from")
+                        help="Python files or folders to take the variable sites from; with "
+                             "--run, the program's own arguments (after `--`)")
+    parser.add_argument("--run", nargs="?", const="", metavar="SCRIPT",
+                        help="run this program (or, with -m, a module) once per candidate "
+                             "choice of each variable site that matters, under the strategy it "
+                             "creates, and measure each: `profile --run train.py -- ARGS`")
+    parser.add_argument("-m", dest="module", metavar="MODULE",
+                        help="with --run: run a module, as `python -m MODULE` does")
+    parser.add_argument("--site", action="append", default=[], metavar="PATH:LINE",
+                        help="with --run: profile the site created at PATH:LINE (repeatable; "
+                             "default: every site with a finding about its choice or an "
+                             "explicit synchronization or aggregation)")
+    parser.add_argument("--choices", choices=("candidates", "all"), default="candidates",
+                        help="with --run: the code's choice, the reference, AUTO + NONE and "
+                             "ON_READ where it applies (default), or all 16")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="with --run: the seed set before every run (default 0)")
+    parser.add_argument("--timeout", type=_positive, default=300, metavar="S",
+                        help="with --run: seconds one run may take (default 300)")
+    parser.add_argument("--save", metavar="PROFILE.json",
+                        help="also write the JSON report here, for `syncadvisor check "
+                             "--profile PROFILE.json`")
+    parser.add_argument("--verbose", action="store_true",
+                        help="show TensorFlow's log and the program's output (on standard "
+                             "error)")
     parser.add_argument("--devices", type=_positive, metavar="N",
                         help="replicas: the first N GPUs when there are two or more, else the "
                              "CPU split into N logical devices (default: all GPUs, or 2)")
@@ -55,6 +81,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also write a bar chart of the step time per choice (matplotlib)")
     parser.add_argument("--no-progress", action="store_true",
                         help="no progress output on standard error")
+
+
+@contextlib.contextmanager
+def _quiet_stderr(quiet: bool):
+    """Standard error's descriptor pointed at /dev/null while TensorFlow starts: its C++ side
+    prints (CUDA probes, absl's preamble) before any log level applies."""
+    if not quiet:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
 
 
 def _importable(name: str) -> bool:
@@ -76,24 +122,44 @@ def _missing_tensorflow() -> int:
 def run(args: argparse.Namespace) -> int:
     if not _importable("tensorflow"):
         return _missing_tensorflow()
+    if not args.verbose:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     from .plot import matplotlib_available
 
     if args.plot and not matplotlib_available():
         return _fail(f"--plot needs matplotlib, which is not installed: {INSTALL_HINT}")
+    if args.devices == 1:
+        return _fail("--devices 1: with one replica nothing can diverge or be reduced, so "
+                     "there is nothing to measure; use 2 or more")
+    if args.run is not None or args.module:
+        from .program_cli import run_program
+
+        return run_program(args)
     specs = _static_sites(args)
     if specs is None:
         return EXIT_ERROR
     try:
-        from . import measure
+        with _quiet_stderr(not args.verbose):
+            from . import measure
     except ImportError as exc:
         if "tensorflow" in str(exc) or getattr(exc, "name", "") in ("tensorflow", "numpy"):
             return _missing_tensorflow()
         raise
     try:
-        env = measure.setup(args.strategy, args.devices)
+        with _quiet_stderr(not args.verbose):
+            env = measure.setup(args.strategy, args.devices)
     except measure.ProfileError as exc:
         return _fail(str(exc))
+    if env.replicas < 2:
+        return _fail(f"{env.strategy_name} has {env.replicas} replica ({env.note}): with fewer "
+                     "than 2 nothing can diverge or be reduced, so there is nothing to measure")
     report = _measure(args, specs, env, measure)
+    write_report(args, report, env.chief)
+    return EXIT_OK
+
+
+def write_report(args: argparse.Namespace, report: Dict[str, Any], chief: bool = True) -> None:
+    """The report on standard output, then --save and --plot."""
     if args.format == "json":
         json.dump(report, sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -102,12 +168,21 @@ def run(args: argparse.Namespace) -> int:
 
         sys.stdout.write(render_text(report))
     sys.stdout.flush()
-    if args.plot and env.chief:
+    if args.save and chief:
+        from ..fixes import write_atomically
+
+        try:
+            write_atomically(args.save, (json.dumps(report, indent=2) + "\n").encode("utf-8"))
+        except OSError as exc:
+            print(f"syncadvisor: cannot write {args.save}: {exc.strerror or exc}",
+                  file=sys.stderr)
+        else:
+            print(f"syncadvisor: wrote {args.save}", file=sys.stderr)
+    if args.plot and chief:
         from .plot import write_plot
 
         write_plot(report, args.plot)
         print(f"syncadvisor: wrote {args.plot}", file=sys.stderr)
-    return EXIT_OK
 
 
 def _static_sites(args: argparse.Namespace):
@@ -160,6 +235,7 @@ def _findings(paths: List[str], settings) -> Dict[str, list]:
 
 def _measure(args: argparse.Namespace, specs, env, measure) -> Dict[str, Any]:
     from .advice import recommend
+    from .verdict import from_recommendation
     from .plan import CHOICES
     from .report import Progress, site_json
 
@@ -175,7 +251,10 @@ def _measure(args: argparse.Namespace, specs, env, measure) -> Dict[str, Any]:
             progress.start_site(index, len(specs), spec.label)
             cache[key] = profiler.measure_all(spec.pattern)
         measurements = [dict(m) for m in cache[key]]
-        sites.append(site_json(spec, measurements, recommend(spec, measurements)))
+        recommendation = recommend(spec, measurements)
+        site = site_json(spec, measurements, recommendation)
+        site["verdict"] = from_recommendation(spec, measurements, recommendation)
+        sites.append(site)
     progress.finish()
     report: Dict[str, Any] = {
         "tensorflow": measure.tensorflow_version(),

@@ -9,6 +9,7 @@ from `cli.run`). What is recorded per choice:
   inputs come from more than one device (what `ReductionToOneDevice` does on CPUs), `NcclReduce`
   ops, and `CollectiveReduce*` / `NcclAllReduce` ops divided by the number of local replicas
   (each local device runs one per all-reduce).
+- `bytes_per_step`: one copy of each tensor those reductions and collective moves carry.
 - `transfers_per_step`: graph edges between two devices of this worker (each becomes a copy),
   plus collective broadcast/gather ops divided by the local replicas.
 - `reductions_per_read`: the same count for one cross-replica read (`v.read_value()` in a
@@ -235,31 +236,45 @@ class _Placement:
         return device
 
 
-def count_ops(graph, local_replicas: int) -> Tuple[int, int]:
-    """(cross-device reductions, cross-device transfers) in a traced graph."""
+def _tensor_bytes(tensor) -> int:
+    count = tensor.shape.num_elements()
+    return 0 if count is None else count * tensor.dtype.size
+
+
+def count_ops(graph, local_replicas: int) -> Tuple[int, int, int]:
+    """(cross-device reductions, cross-device transfers, bytes reduced or broadcast) in a
+    traced graph; the bytes are one copy of each reduced or broadcast tensor."""
     graphs = _graphs(graph)
     place = _Placement(graphs)
     reductions = 0
     collective_reduce = 0
     collective_move = 0
     transfers = 0
+    nbytes = 0
+    collective_bytes = 0
     for g in graphs:
         for op in g.get_operations():
             here = place.of(op)
             sources = [place.of(t.op) for t in op.inputs if t.dtype != tf.resource]
             if op.type == "AddN" and len({s for s in sources if s}) > 1:
                 reductions += 1
+                nbytes += _tensor_bytes(op.outputs[0])
             elif op.type == "NcclReduce":
                 reductions += 1
-            elif op.type in _COLLECTIVE_REDUCE:
-                collective_reduce += 1
-            elif op.type in _COLLECTIVE_MOVE:
-                collective_move += 1
+                nbytes += _tensor_bytes(op.outputs[0])
+            elif op.type in _COLLECTIVE_REDUCE or op.type in _COLLECTIVE_MOVE:
+                if op.type in _COLLECTIVE_REDUCE:
+                    collective_reduce += 1
+                else:
+                    collective_move += 1
+                if op.outputs:
+                    collective_bytes += _tensor_bytes(op.outputs[0])
             if here:
                 transfers += sum(1 for s in sources if s and s != here)
     reductions += math.ceil(collective_reduce / local_replicas)
     transfers += math.ceil(collective_move / local_replicas)
-    return reductions, transfers
+    nbytes += math.ceil(collective_bytes / local_replicas)
+    return reductions, transfers, nbytes
 
 
 # --- one pattern under one choice --------------------------------------------------------------
@@ -420,7 +435,7 @@ class Profiler:
     def measure(self, pattern: Pattern, sync: str, agg: str) -> Dict[str, Any]:
         result: Dict[str, Any] = {
             "synchronization": sync, "aggregation": agg, "step_time_ms": None,
-            "reductions_per_step": None, "transfers_per_step": None,
+            "reductions_per_step": None, "transfers_per_step": None, "bytes_per_step": None,
             "reductions_per_read": None, "values_agree": None, "error": None,
             "error_stage": None,
         }
@@ -442,9 +457,10 @@ class Profiler:
             for i in indices[: self.warmup]:
                 step(i)
             graph = step.get_concrete_function(indices[0]).graph
-            reductions, transfers = count_ops(graph, self.env.local_replicas)
+            reductions, transfers, nbytes = count_ops(graph, self.env.local_replicas)
             result["reductions_per_step"] = reductions
             result["transfers_per_step"] = transfers
+            result["bytes_per_step"] = nbytes
             times = []
             for i in indices[self.warmup:]:
                 start = time.perf_counter()

@@ -151,6 +151,7 @@ class SiteSpec:
     family: Optional[str] = None
     findings: List[FindingRef] = field(default_factory=list)
     example: Optional[str] = None  # canonical patterns: the code as commonly written
+    explicit: bool = False  # the code spells a synchronization or an aggregation
 
     @property
     def label(self) -> str:
@@ -163,14 +164,16 @@ def is_integer(dtype: str) -> bool:
     return dtype in INTEGER_DTYPES
 
 
-def reference_choice(updates: Sequence[Update], dtype: str) -> Tuple[str, str]:
+def reference_choice(updates: Sequence[Update], dtype: str,
+                     family: Optional[str] = None) -> Tuple[str, str]:
     """The choice that keeps every copy equal after every write, with the aggregation the
     updates imply: SUM for accumulations of per-replica values, MEAN for per-replica
     assignments (statistics; ONLY_FIRST_REPLICA on integers, where MEAN is refused),
     ONLY_FIRST_REPLICA for per-replica scatters (the only aggregation MirroredVariable
     scatters accept besides NONE) and for values that are the same on every replica
     (counters), and the default AUTO/NONE when every write happens in cross-replica context
-    or through an optimizer."""
+    or through an optimizer. Where `assign_add` is a read-modify-write assign
+    (`tfapi.READ_MODIFY_WRITE_ADDS`: Keras 3), an accumulator's is ON_READ + SUM."""
     replica = [u for u in updates if u.replica_context and u.method != GRADIENT]
     if not replica:
         return (SYNC_AUTO, AGG_NONE)
@@ -180,6 +183,8 @@ def reference_choice(updates: Sequence[Update], dtype: str) -> Tuple[str, str]:
     if any(u.method in SCATTERS for u in per_replica):
         return (SYNC_ON_WRITE, AGG_ONLY_FIRST_REPLICA)
     if all(u.method in ADDITIVE for u in per_replica):
+        if family in tfapi.READ_MODIFY_WRITE_ADDS:
+            return (SYNC_ON_READ, AGG_SUM)
         return (SYNC_ON_WRITE, AGG_SUM)
     return (SYNC_ON_WRITE, AGG_ONLY_FIRST_REPLICA if is_integer(dtype) else AGG_MEAN)
 
@@ -452,12 +457,13 @@ def site_spec(site, findings: Iterable[FindingRef] = ()) -> SiteSpec:
         shape = (4,)
         notes.append("a scatter needs a rank-1 or higher variable: measured with shape [4]")
     initial = _initial_number(site)
+    api = getattr(site, "api", None)
     pattern = Pattern(
         kind="site", title=_title(updates, trainable), shape=tuple(shape), dtype=dtype,
-        trainable=bool(trainable), updates=updates, reference=reference_choice(updates, dtype),
+        trainable=bool(trainable), updates=updates,
+        reference=reference_choice(updates, dtype, getattr(api, "family", None)),
         initial=initial if initial is not None else 0.0, source=source, notes=tuple(notes),
     )
-    api = getattr(site, "api", None)
     name = getattr(site, "name", None)
     if not isinstance(name, str):
         name = site.call.target or site.call.func_text + "(...)"
@@ -465,6 +471,7 @@ def site_spec(site, findings: Iterable[FindingRef] = ()) -> SiteSpec:
         path=site.path, line=site.call.span.line, name=name, pattern=pattern,
         current=(sync_member, agg_member), api=getattr(api, "title", None),
         family=getattr(api, "family", None), findings=list(findings),
+        explicit=any(getattr(getattr(site, k, None), "written", False) for k in ("sync", "agg")),
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Dict, List, Optional, TextIO
 
+from ..model.tfapi import SYNC_ON_READ
 from .advice import fmt
 from .plan import SiteSpec
 
@@ -27,7 +28,7 @@ def site_json(spec: SiteSpec, measurements: List[Dict[str, Any]],
     }
 
 
-# --- text ----------------------------------------------------------------------------------------
+# --- text -------------------------------------------------------------------------------------
 
 def _ms(m: Dict[str, Any]) -> str:
     t = m.get("step_time_ms")
@@ -72,10 +73,23 @@ def _header(report: Dict[str, Any]) -> List[str]:
 
 
 def render_text(report: Dict[str, Any]) -> str:
+    if report.get("mode") == "run":
+        return render_run_text(report)
+    from .verdict import summary
+
     out = _header(report)
     if not report["sites"]:
         out.append("")
         out.append("no variable creation sites found in the given files")
+    else:
+        out.append("")
+        for site in report["sites"]:
+            title = (f"canonical {site['pattern']['title']}" if site["path"] is None
+                     else f"{site['path']}:{site['line']}: {site['name']}")
+            verdict = site.get("verdict") or {}
+            out.append(f"{title}: {verdict.get('text', '')}")
+        out.append("")
+        out.append(summary(report["sites"], 0)["text"].replace("measured", "replayed", 1))
     for site in report["sites"]:
         out.append("")
         out.extend(_site_text(site))
@@ -123,7 +137,8 @@ def _site_text(site: Dict[str, Any]) -> List[str]:
     if not findings:
         lines.append("  static findings: none")
     for f in findings:
-        lines.append(f"  {f['verdict']}: {f['code']} (line {f['line']}): {f['why']}")
+        where = f"line {f['line']} of its example" if site["path"] is None else f"line {f['line']}"
+        lines.append(f"  {f['verdict']}: {f['code']} ({where}): {f['why']}")
     return lines
 
 
@@ -173,3 +188,87 @@ class Progress:
         if self.enabled and self.tty:
             self.stream.write("\r" + " " * self._width + "\r")
             self.stream.flush()
+
+
+# --- `--run`: the user's program --------------------------------------------------------------
+
+def _short_device(name: str) -> str:
+    return name.rsplit("/", 1)[-1].replace("device:", "")
+
+
+def _per(value: Optional[float]) -> str:
+    return "-" if value is None else f"{value:g}"
+
+
+def render_run_text(report: Dict[str, Any]) -> str:
+    from .verdict import human_bytes, spelled
+
+    program = report["program"]
+    name = program.get("script") or f"-m {program.get('module')}"
+    if program.get("script"):
+        import os
+
+        try:
+            name = os.path.relpath(name)
+        except ValueError:
+            pass
+    devices = ", ".join(_short_device(d) for d in report["devices"])
+    out = [
+        f"syncadvisor profile: {name} under {report['strategy']}, {report['replicas']} replicas, "
+        f"TensorFlow {report['tensorflow']}",
+        f"devices: {devices} ({report['device_note']})",
+        f"each run: {report['warmup']} warm-up steps, then {report['steps']} measured; seed "
+        f"{report['seed']}; costs are the whole program's per step",
+        "",
+    ]
+    for site in report["sites"]:
+        out.append(f"{site['path']}:{site['line']}: {site['name']}: {site['verdict']['text']}")
+    if not report["sites"]:
+        out.append("no site that matters was created by the program as written")
+    out.append("")
+    out.append(report["summary"]["text"])
+    for site in report["sites"]:
+        out.append("")
+        out.extend(_run_site_text(site, human_bytes, spelled))
+    if report.get("not_reached"):
+        out.append("")
+        out.append("not created by the program as written (not measured):")
+        for s in report["not_reached"]:
+            out.append(f"  {s['path']}:{s['line']}: {s['name']}")
+    return "\n".join(out) + "\n"
+
+
+def _agree(value: Optional[bool], local: bool = False) -> str:
+    if local:
+        return "local"
+    return "-" if value is None else ("agree" if value else "DIFFER")
+
+
+def _run_site_text(site: Dict[str, Any], human_bytes, spelled) -> List[str]:
+    pattern = site["pattern"]
+    trainable = "trainable" if pattern["trainable"] else "not trainable"
+    written = (site["current"]["synchronization"], site["current"]["aggregation"])
+    lines = [f"{site['path']}:{site['line']}: {site['name']} ({trainable}; "
+             f"{site['api'] or 'variable'})"]
+    rows = [("choice", "", "all-reduces", "bytes", "step ms", "copies", "values", "error")]
+    for m in site["measurements"]:
+        mark = ",".join(x for x, on in (("code", m.get("as_written")),
+                                        ("ref", m.get("reference"))) if on)
+        calls = None
+        if m.get("reductions_per_step") is not None:
+            calls = (m["reductions_per_step"] or 0) + (m.get("transfers_per_step") or 0)
+        nbytes = "-" if m.get("bytes_per_step") is None and m.get("error") else \
+            human_bytes(m.get("bytes_per_step"))
+        rows.append((spelled((m["synchronization"], m["aggregation"]), written), mark,
+                     _per(calls), nbytes, _ms(m),
+                     "-" if m.get("error") else _agree(m.get("copies_agree"),
+                                                       m["synchronization"] == SYNC_ON_READ),
+                     "-" if m.get("error") else _agree(m.get("values_agree")),
+                     _error(m)))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    for r in rows:
+        cells = [r[i].ljust(widths[i]) for i in range(len(widths))] + [r[-1]]
+        lines.append(("  " + "  ".join(cells)).rstrip())
+    for f in site["recommendation"].get("static_findings") or []:
+        lines.append(f"  {f['verdict']}: {f['code']} (line {f['line']}): {f['why']}")
+    return lines

@@ -24,6 +24,7 @@ EXCLUDED = {
     # profiler's measurement, and writes TensorFlow's version as the report's
     # "tensorflow" field (JSON that report.py and plot.py read).
     "profile/cli.py": "imports TensorFlow by name and writes the report's `tensorflow` field",
+    "profile/program_cli.py": "writes the `--run` report's `tensorflow` field",
 }
 
 MEMBER_NAMES = frozenset({"AUTO", "NONE", "ON_WRITE", "ON_READ", "SUM", "MEAN",

@@ -308,6 +308,20 @@ def test_tf_canonical_patterns_all_measured(mirrored):
         # the recommendation is a choice that ran and read the reference's values
         chosen = _by_choice(site)[(rec["synchronization"], rec["aggregation"])]
         assert chosen["error"] is None and chosen["values_agree"] is True
+        assert site["verdict"]["action"] in ("keep", "switch", "fix") and site["verdict"]["text"]
+        for m in site["measurements"]:
+            assert m["error"] is not None or m["bytes_per_step"] >= 0
+
+
+def test_tf_canonical_patterns_linter_and_measurement_agree(mirrored):
+    # One truth: every finding the linter reports on a canonical pattern, as commonly
+    # written, is one the measurement agrees with or does not speak to.
+    judged = [(site["pattern"]["kind"], f["code"], f["verdict"])
+              for site in mirrored["canonical"]["sites"]
+              for f in site["recommendation"]["static_findings"]]
+    assert judged, "the canonical examples carry findings"
+    assert [j for j in judged if j[2] == "disagrees"] == []
+    assert ("gradient-accumulator", "TFS201", "agrees") in judged
 
 
 def test_tf_metric_accumulator_on_read_has_fewer_reductions(mirrored):

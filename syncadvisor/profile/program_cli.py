@@ -1,0 +1,174 @@
+"""`profile --run SCRIPT` / `--run -m MODULE`: from the command line to the report (no TensorFlow).
+
+The static part finds the sites in the program's project (the script's folder, or the
+folder the module's top-level package sits in), with the findings `syncadvisor check`
+reports there; `runs.py` measures them; `verdict.py` decides; this module writes the report.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.machinery
+import json
+import os
+import sys
+from typing import Any, Dict, List, Optional, Tuple
+
+from .cli import EXIT_OK, _fail, write_report
+
+
+def _target(args: argparse.Namespace) -> Tuple[Optional[Dict[str, str]], str, List[str]]:
+    """(target, project folder, files to read sites from), or (None, message, [])."""
+    if args.module:
+        if args.run:
+            return None, "give --run SCRIPT or --run -m MODULE, not both", []
+        top = args.module.split(".")[0]
+        spec = importlib.machinery.PathFinder.find_spec(top, [os.getcwd()] + sys.path[1:])
+        if spec is None or not spec.origin and not spec.submodule_search_locations:
+            return None, f"-m {args.module}: no module named {top!r}", []
+        if spec.submodule_search_locations:
+            package = list(spec.submodule_search_locations)[0]
+            project = os.path.dirname(package)
+            files = [_shown(package)]
+        else:
+            origin = spec.origin or ""
+            project = os.path.dirname(origin)
+            files = [_shown(origin)]
+        if os.path.realpath(project).startswith(os.path.realpath(sys.prefix) + os.sep):
+            return None, (f"-m {args.module}: the module is installed in {sys.prefix}, not "
+                          f"part of a project to profile"), []
+        return {"module": args.module}, project, files
+    script = args.run
+    if not script:
+        return None, "--run needs a SCRIPT, or -m MODULE", []
+    if not os.path.isfile(script):
+        return None, f"{script}: no such file", []
+    project = os.path.dirname(os.path.abspath(script))
+    return {"script": os.path.abspath(script)}, project, [_shown(project)]
+
+
+def _shown(path: str) -> str:
+    """`path` relative to the working folder when it is under it (as `check` shows paths)."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith(os.pardir) else relative
+
+
+def _chosen(values: List[str]) -> Optional[List[Tuple[str, int]]]:
+    chosen = []
+    for value in values:
+        path, _, line = value.rpartition(":")
+        if not path or not line.isdigit():
+            return None
+        chosen.append((path, int(line)))
+    return chosen
+
+
+def _sites(files: List[str]):
+    """Every site under `files`, with its findings and its (first, last) lines."""
+    from ..api import linked_files
+    from ..config import load_settings
+    from .cli import _findings
+    from .plan import FindingRef, site_lines, site_spec
+
+    settings = load_settings(None, files[0])
+    linked = linked_files(files, settings)
+    findings = _findings([lf.model.path for lf in linked], settings)
+    specs, lines = [], {}
+    for lf in linked:
+        for site in lf.sites:
+            first, last, update_lines = site_lines(site)
+            mine = [FindingRef(f.code, f.line, f.severity, f.message)
+                    for f in findings.get(site.path, [])
+                    if first <= f.line <= last or f.line in update_lines]
+            spec = site_spec(site, mine)
+            specs.append(spec)
+            lines[id(spec)] = (first, last)
+    return specs, lines
+
+
+def run_program(args: argparse.Namespace) -> int:
+    from ..measured import file_digest
+    from . import runs
+    from .report import site_json
+    from .verdict import decide, summary
+
+    target, project, files = _target(args)
+    if target is None:
+        return _fail(project)
+    chosen = _chosen(args.site)
+    if chosen is None:
+        return _fail("--site expects PATH:LINE, e.g. --site train.py:12")
+    specs, lines = _sites(files)
+    picked = runs.plan_sites(specs, lines, chosen)
+    if chosen and not picked:
+        return _fail("--site: no variable is created at " + ", ".join(args.site))
+    if not picked:
+        print(f"syncadvisor: no variable site in {project} has a finding about its choice or an "
+              "explicit synchronization or aggregation: nothing to profile (name one with "
+              "--site PATH:LINE)", file=sys.stderr)
+        return EXIT_OK
+    show = not args.no_progress and args.format == "text"
+
+    def progress(text: str) -> None:
+        if show:
+            print(f"profiling {text}", file=sys.stderr, flush=True)
+
+    options = {"steps": args.steps, "warmup": args.warmup, "seed": args.seed,
+               "devices": args.devices, "timeout": float(args.timeout),
+               "verbose": args.verbose, "everything": args.choices == "all"}
+    try:
+        raw = runs.profile(target, list(args.files), project, picked, lines, options, progress)
+    except runs.RunFailed as exc:
+        return _fail(str(exc))
+    base = raw["base"]
+    workers, task, chief = _cluster()
+    sites = []
+    for spec, measurements in raw["sites"]:
+        decided = decide(spec, measurements)
+        site = site_json(spec, measurements, decided["recommendation"])
+        site["end_line"] = lines[id(spec)][1]
+        # What `check --profile` matches findings by: the file, unchanged since.
+        site["realpath"] = os.path.realpath(spec.path)
+        site["source_sha256"] = file_digest(spec.path)
+        site["verdict"] = decided["verdict"]
+        site["recommendation"]["static_findings"] = decided["static_findings"]
+        sites.append(site)
+    report: Dict[str, Any] = {
+        "mode": "run",
+        "program": dict(target, args=list(args.files)),
+        "tensorflow": base.get("tf_version"),
+        "strategy": base.get("strategy"),
+        "replicas": base.get("replicas"),
+        "devices": base.get("devices", []),
+        "device_note": base.get("device_note"),
+        "workers": workers,
+        "steps": args.steps,
+        "warmup": args.warmup,
+        "seed": args.seed,
+        "sites": sites,
+        "not_reached": [{"path": s.path, "line": s.line, "name": s.name}
+                        for s in raw["not_reached"]],
+        "summary": summary(sites, len(raw["not_reached"])),
+    }
+    if task:
+        report["task"] = task
+    write_report(args, report, chief)
+    return EXIT_OK
+
+
+def _cluster() -> Tuple[int, Optional[Dict[str, Any]], bool]:
+    """(workers, this task, whether it is the chief) from TF_CONFIG, as the program's
+    MultiWorkerMirroredStrategy reads it; (1, None, True) without one."""
+    try:
+        data = json.loads(os.environ.get("TF_CONFIG") or "{}")
+        cluster = data.get("cluster") or {}
+        task = data.get("task") or None
+    except (ValueError, AttributeError):
+        return 1, None, True
+    workers = len(cluster.get("worker", [])) + len(cluster.get("chief", []))
+    if not workers or not isinstance(task, dict):
+        return 1, None, True
+    if cluster.get("chief"):
+        chief = task.get("type") == "chief"
+    else:
+        chief = task.get("type") == "worker" and int(task.get("index", 0)) == 0
+    return workers, task, chief

@@ -1,0 +1,372 @@
+"""`syncadvisor profile --run`: the user's own program, once per candidate choice per site.
+
+Without TensorFlow: the candidates, the verdicts and `check --profile` work on plain data.
+With TensorFlow (`test_tf_*`): both bundled training programs profiled end to end in
+subprocesses, on MirroredStrategy over 2 logical CPU devices, with few steps. Only counts,
+agreement, verdicts and exit codes are asserted, never a step time.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from syncadvisor import measured
+from syncadvisor.model import tfapi
+from syncadvisor.profile import plan, report, runs, verdict
+from syncadvisor.profile.plan import FindingRef, Pattern, SiteSpec, Update
+from tests import paths
+from tests.profile.test_profile import _env, _png_size, tensorflow_required  # noqa: F401
+
+ROOT = paths.REPO
+ACCUMULATE = "examples/train_accumulate.py"
+FIT = "examples/train_fit.py"
+FEW = ["--steps", "4", "--warmup", "2"]
+
+
+def _spec(updates, current=("AUTO", "NONE"), trainable=False, family=tfapi.TF, explicit=False,
+          findings=()):
+    pattern = Pattern(kind="site", title="t", shape=(), dtype="float32", trainable=trainable,
+                      updates=tuple(updates),
+                      reference=plan.reference_choice(updates, "float32", family))
+    return SiteSpec(path="a.py", line=3, name="v", pattern=pattern, current=current,
+                    api="tf.Variable", family=family, findings=list(findings), explicit=explicit)
+
+
+ADD = Update("assign_add", plan.PER_REPLICA, True)
+
+
+# --------------------------------------------------------------------------------------------
+# Without TensorFlow
+# --------------------------------------------------------------------------------------------
+
+def test_candidates_code_first_then_reference_default_and_on_read():
+    spec = _spec([ADD])
+    assert runs.candidates(spec) == [("ON_WRITE", "NONE"), ("ON_WRITE", "SUM"),
+                                     ("ON_READ", "SUM")]
+    trained = _spec([Update("gradient", plan.PER_REPLICA, True)], trainable=True)
+    assert runs.candidates(trained) == [("ON_WRITE", "NONE")]
+    assert len(runs.candidates(spec, everything=True)) == 12  # AUTO and ON_WRITE run once
+
+
+def test_keras3_accumulator_reference_is_on_read_sum():
+    # Keras 3's assign_add is assign(v + x): SUM on a mirrored variable multiplies v.
+    assert plan.reference_choice([ADD], "float32", tfapi.KERAS3) == ("ON_READ", "SUM")
+    assert plan.reference_choice([ADD], "float32", tfapi.KERAS2) == ("ON_WRITE", "SUM")
+
+
+def test_sites_that_matter():
+    assert not runs.matters(_spec([ADD]))
+    assert runs.matters(_spec([ADD], explicit=True))
+    assert runs.matters(_spec([ADD], findings=[FindingRef("TFS201", 3, "warning", "m")]))
+    assert not runs.matters(_spec([ADD], findings=[FindingRef("TFS901", 3, "info", "m")]))
+
+
+def _m(sync, agg, nbytes, calls=1, copies=True, values=True, error=None, written=False,
+       reference=False):
+    return {"synchronization": sync, "aggregation": agg, "bytes_per_step": nbytes,
+            "reductions_per_step": calls, "transfers_per_step": 0, "copies_agree": copies,
+            "values_agree": values, "error": error, "error_stage": "step" if error else None,
+            "as_written": written, "reference": reference,
+            "step_time_ms": {"median": 1.0, "p10": 0.9, "p90": 1.1, "n": 4}}
+
+
+def test_verdict_fix_when_the_copies_diverge():
+    spec = _spec([ADD], findings=[FindingRef("TFS201", 3, "warning", "m")])
+    decided = verdict.decide(spec, [
+        _m("ON_WRITE", "NONE", 0, 0, copies=False, values=False, written=True),
+        _m("ON_WRITE", "SUM", 4096, reference=True),
+        _m("ON_READ", "SUM", 0, 0, copies=None)])
+    assert decided["verdict"]["action"] == verdict.FIX
+    assert decided["verdict"]["text"].startswith(
+        "AUTO + NONE diverges across replicas: use ON_READ + SUM")
+    assert decided["static_findings"][0]["verdict"] == "agrees"
+
+
+def test_verdict_switch_names_what_it_saves():
+    spec = _spec([ADD], current=("AUTO", "SUM"), findings=[FindingRef("TFS301", 3, "info", "m")])
+    decided = verdict.decide(spec, [
+        _m("ON_WRITE", "SUM", 4096, written=True, reference=True),
+        _m("ON_WRITE", "NONE", 0, 0, copies=False, values=False),
+        _m("ON_READ", "SUM", 0, 0, copies=None)])
+    assert decided["verdict"]["action"] == verdict.SWITCH
+    assert decided["verdict"]["text"] == ("switch to ON_READ + SUM: 1 all-reduce (4.0 KiB) "
+                                          "fewer per step, values agree; step time within noise")
+    assert decided["static_findings"][0]["verdict"] == "agrees"
+
+
+def test_verdict_keep_and_raise():
+    spec = _spec([ADD], current=("AUTO", "SUM"))
+    kept = verdict.decide(spec, [_m("ON_WRITE", "SUM", 8, written=True, reference=True),
+                                 _m("ON_READ", "SUM", 8, copies=None)])
+    assert kept["verdict"]["action"] == verdict.KEEP
+    assert kept["verdict"]["text"].startswith("keep AUTO + SUM: no measured choice moves less")
+    raised = verdict.decide(_spec([ADD], current=("ON_READ", "NONE")), [
+        _m("ON_READ", "NONE", None, None, error="ValueError: no aggregation", written=True),
+        _m("ON_WRITE", "SUM", 8, reference=True)])
+    assert raised["verdict"]["action"] == verdict.FIX
+    assert raised["verdict"]["text"].startswith(
+        "ON_READ + NONE raises ValueError: no aggregation in a step: use ON_WRITE + SUM")
+    summary = verdict.summary([{"verdict": kept["verdict"]}, {"verdict": raised["verdict"]}], 1)
+    assert summary["text"] == ("2 sites measured: 1 to fix, 0 to switch, 1 to keep; 1 site the "
+                               "program as written did not create")
+
+
+SNIPPET = textwrap.dedent("""\
+    import tensorflow as tf
+
+    strategy = tf.distribute.MirroredStrategy()
+    with strategy.scope():
+        total = tf.Variable(0.0, trainable=False, aggregation=tf.VariableAggregation.SUM)
+
+
+    @tf.function
+    def step(x):
+        strategy.run(lambda x: total.assign_add(tf.reduce_sum(x)), args=(x,))
+    """)
+
+
+def _saved_profile(tmp_path, source: Path, judged: str) -> Path:
+    site = {"path": str(source), "line": 5, "realpath": os.path.realpath(source),
+            "source_sha256": measured.file_digest(str(source)),
+            "verdict": {"action": "switch", "text": "switch to ON_READ + SUM: 1 all-reduce "
+                                                     "(4 B) fewer per step, values agree"},
+            "recommendation": {"static_findings": [
+                {"code": "TFS301", "line": 5, "verdict": judged, "why": "w"}]}}
+    out = tmp_path / f"profile-{judged}.json"
+    out.write_text(json.dumps({"mode": "run", "sites": [site]}))
+    return out
+
+
+def _check(*args):
+    return subprocess.run([sys.executable, "-m", "syncadvisor", "check", "--no-cache",
+                           "--format", "json", *args], cwd=ROOT, env=_env(),
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_check_profile_carries_or_drops_findings(tmp_path):
+    source = tmp_path / "train.py"
+    source.write_text(SNIPPET)
+    plain = json.loads(_check(str(source)).stdout)
+    assert [f["code"] for f in plain] == ["TFS301"]
+    agrees = _check("--profile", str(_saved_profile(tmp_path, source, "agrees")), str(source))
+    (finding,) = json.loads(agrees.stdout)
+    assert finding["message"].endswith("[measured: switch to ON_READ + SUM: 1 all-reduce (4 B) "
+                                       "fewer per step, values agree]")
+    assert "1 finding carry measurements, 0 dropped" in agrees.stderr
+    disagrees = _check("--profile", str(_saved_profile(tmp_path, source, "disagrees")),
+                       str(source))
+    assert json.loads(disagrees.stdout) == [] and disagrees.returncode == 0
+    assert "0 findings carry measurements, 1 dropped" in disagrees.stderr
+    profile = _saved_profile(tmp_path, source, "disagrees")
+    source.write_text(SNIPPET + "\n# edited\n")  # lines may have moved: not matched
+    stale = _check("--profile", str(profile), str(source))
+    assert [f["code"] for f in json.loads(stale.stdout)] == ["TFS301"]
+    assert "changed since profiled" in stale.stderr
+
+
+def test_check_profile_bad_files_are_usage_errors(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    result = _check("--profile", str(bad), str(ROOT / FIT))
+    assert result.returncode == 2 and "is not JSON" in result.stderr
+    replay = tmp_path / "replay.json"
+    replay.write_text(json.dumps({"sites": []}))
+    result = _check("--profile", str(replay), str(ROOT / FIT))
+    assert result.returncode == 2 and "--run SCRIPT --save" in result.stderr
+    result = _check("--profile", str(replay), "--fix", str(ROOT / FIT))
+    assert result.returncode == 2 and "cannot be combined" in result.stderr
+
+
+# --------------------------------------------------------------------------------------------
+# With TensorFlow: the bundled programs, end to end
+# --------------------------------------------------------------------------------------------
+
+def _profile(*args, timeout=400):
+    return subprocess.run([sys.executable, "-m", "syncadvisor", "profile", *args], cwd=ROOT,
+                          env=_env(), capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def programs(tensorflow_required, tmp_path_factory):  # noqa: F811
+    out = tmp_path_factory.mktemp("run")
+    acc = _profile("--run", ACCUMULATE, "--format", "json", *FEW,
+                   "--save", str(out / "acc.json"), "--plot", str(out / "acc.png"))
+    assert acc.returncode == 0, acc.stderr[-4000:]
+    # the Keras program as a module, as `python -m examples.train_fit` runs it
+    fit = _profile("--run", "-m", "examples.train_fit", "--format", "json", *FEW)
+    assert fit.returncode == 0, fit.stderr[-4000:]
+    return {"acc": json.loads(acc.stdout), "fit": json.loads(fit.stdout),
+            "saved": out / "acc.json", "png": out / "acc.png", "stderr": acc.stderr}
+
+
+def _site(data, name):
+    (site,) = [s for s in data["sites"] if s["name"] == name]
+    return site
+
+
+def _choice(site, sync, agg):
+    (m,) = [m for m in site["measurements"]
+            if (m["synchronization"], m["aggregation"]) == (sync, agg)]
+    return m
+
+
+def test_tf_report_fields(programs):
+    data = programs["acc"]
+    assert data["mode"] == "run" and data["strategy"] == "MirroredStrategy"
+    assert data["replicas"] == 2 and all("CPU" in d for d in data["devices"])
+    assert "logical devices" in data["device_note"]
+    assert {s["name"] for s in data["sites"]} == {"grad_accum", "loss_total", "micro_steps"}
+    for site in data["sites"]:
+        assert set(site["verdict"]) >= {"action", "text", "synchronization", "aggregation"}
+        for m in site["measurements"]:
+            assert set(m) >= {"bytes_per_step", "reductions_per_step", "transfers_per_step",
+                              "step_time_ms", "copies_agree", "values_agree", "error"}
+            assert m["error"] is None and m["steps"] == 4
+            assert m["bytes_per_step"] >= 0
+    assert data["summary"]["text"] == "3 sites measured: 1 to fix, 1 to switch, 1 to keep"
+
+
+def test_tf_auto_none_accumulator_diverges(programs):
+    site = _site(programs["acc"], "grad_accum")
+    written = site["measurements"][0]
+    assert written["as_written"] and (written["synchronization"], written["aggregation"]) == \
+        ("ON_WRITE", "NONE")
+    assert written["copies_agree"] is False and written["values_agree"] is False
+    assert _choice(site, "ON_WRITE", "SUM")["copies_agree"] is True
+    assert _choice(site, "ON_READ", "SUM")["values_agree"] is True
+    assert site["verdict"]["action"] == "fix"
+    assert site["verdict"]["text"].startswith("AUTO + NONE diverges across replicas: use ")
+    judged = {f["code"]: f["verdict"] for f in site["recommendation"]["static_findings"]}
+    assert judged == {"TFS201": "agrees"}
+
+
+def test_tf_on_read_sum_moves_fewer_bytes_for_an_accumulator(programs):
+    site = _site(programs["acc"], "loss_total")
+    written = _choice(site, "ON_WRITE", "SUM")
+    on_read = _choice(site, "ON_READ", "SUM")
+    assert written["as_written"] and on_read["bytes_per_step"] < written["bytes_per_step"]
+    assert on_read["reductions_per_step"] < written["reductions_per_step"]
+    assert on_read["values_agree"] is True
+    assert (site["verdict"]["action"], site["verdict"]["synchronization"],
+            site["verdict"]["aggregation"]) == ("switch", "ON_READ", "SUM")
+    judged = {f["code"]: f["verdict"] for f in site["recommendation"]["static_findings"]}
+    assert judged == {"TFS301": "agrees"}
+    assert _site(programs["acc"], "micro_steps")["verdict"]["action"] == "keep"
+
+
+def test_tf_keras_fit_metric_keeps_on_read(programs):
+    data = programs["fit"]
+    assert data["program"] == {"module": "examples.train_fit", "args": []}
+    assert {s["name"] for s in data["sites"]} == {"self.total", "self.count"}
+    assert {s["path"] for s in data["sites"]} == {FIT}
+    for site in data["sites"]:
+        assert site["verdict"]["action"] == "keep", site["verdict"]
+        assert site["measurements"][0]["as_written"]
+        # Keras 3's assign_add is assign(v + x): with SUM each step adds R copies of v.
+        assert _choice(site, "ON_WRITE", "SUM")["values_agree"] is False
+
+
+def test_tf_text_report_leads_with_verdicts(programs):
+    text = report.render_text(programs["acc"])
+    lines = text.splitlines()
+    assert lines[0].startswith(f"syncadvisor profile: {ACCUMULATE} under MirroredStrategy, "
+                               "2 replicas")
+    verdicts = [line for line in lines[4:7]]
+    assert verdicts[0].startswith(f"{ACCUMULATE}:28: grad_accum: AUTO + NONE diverges")
+    assert verdicts[1].startswith(f"{ACCUMULATE}:30: loss_total: switch to ON_READ + SUM")
+    assert verdicts[2].startswith(f"{ACCUMULATE}:33: micro_steps: keep AUTO + "
+                                  "ONLY_FIRST_REPLICA")
+    assert lines[8] == "3 sites measured: 1 to fix, 1 to switch, 1 to keep"
+    assert "DIFFER" in text
+
+
+def test_tf_check_profile_changes_a_message(programs):
+    result = _check("--profile", str(programs["saved"]), ACCUMULATE)
+    messages = {f["code"]: f["message"] for f in json.loads(result.stdout)}
+    assert "[measured: AUTO + NONE diverges across replicas" in messages["TFS201"]
+    assert "[measured: switch to ON_READ + SUM" in messages["TFS301"]
+
+
+def test_tf_plot_is_a_png(programs):
+    width, height = _png_size(programs["png"])
+    assert width >= 800 and height >= 300
+
+
+def test_tf_fewer_than_two_replicas_is_refused(tensorflow_required, tmp_path):  # noqa: F811
+    result = _profile("--run", ACCUMULATE, "--devices", "1")
+    assert result.returncode == 2 and "--devices 1" in result.stderr
+    # replaying patterns: MultiWorkerMirroredStrategy with no TF_CONFIG is one replica
+    result = _profile("--strategy", "multiworker", *FEW)
+    assert result.returncode == 2 and "has 1 replica" in result.stderr, result.stderr
+    one = tmp_path / "one.py"
+    one.write_text(textwrap.dedent("""\
+        import tensorflow as tf
+
+        strategy = tf.distribute.MirroredStrategy(["/cpu:0"])
+        with strategy.scope():
+            total = tf.Variable(0.0, aggregation=tf.VariableAggregation.SUM)
+
+        @tf.function
+        def step():
+            strategy.run(lambda: total.assign_add(1.0))
+
+        for _ in range(10):
+            step()
+        """))
+    result = _profile("--run", str(one), *FEW)
+    assert result.returncode == 2, result.stderr
+    assert "has 1 replica" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_run_usage_errors(tensorflow_required):  # noqa: F811
+    assert _profile("--run", "no/such/train.py").returncode == 2
+    result = _profile("--run", "-m", "no_such_module_here")
+    assert result.returncode == 2 and "no module named" in result.stderr
+    result = _profile("--run", ACCUMULATE, "--site", "nonsense")
+    assert result.returncode == 2 and "PATH:LINE" in result.stderr
+
+
+def test_tf_multiworker_two_local_workers(tensorflow_required):  # noqa: F811
+    from tests.profile.test_profile import _free_ports
+
+    cluster = {"worker": [f"localhost:{p}" for p in _free_ports(2)]}
+    workers = []
+    for index in range(2):
+        env = _env()
+        env["TF_CONFIG"] = json.dumps({"cluster": cluster,
+                                       "task": {"type": "worker", "index": index}})
+        workers.append(subprocess.Popen(
+            [sys.executable, "-m", "syncadvisor", "profile", "--run",
+             "tests/fixtures/profile/multiworker_program.py", "--format", "json",
+             "--steps", "3", "--warmup", "1"],
+            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    outputs = []
+    try:
+        for worker in workers:
+            outputs.append(worker.communicate(timeout=400))
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.kill()
+                worker.wait()
+    seen = []
+    for worker, (out, err) in zip(workers, outputs):
+        assert worker.returncode == 0, err[-4000:]
+        data = json.loads(out)
+        assert data["strategy"] == "MultiWorkerMirroredStrategy"
+        assert data["replicas"] == 2 and data["workers"] == 2
+        (site,) = data["sites"]
+        written = _choice(site, "ON_WRITE", "SUM")
+        on_read = _choice(site, "ON_READ", "SUM")
+        assert written["reductions_per_step"] == 1 and on_read["reductions_per_step"] == 0
+        assert on_read["values_agree"] is True
+        assert _choice(site, "ON_WRITE", "NONE")["values_agree"] is False
+        assert site["verdict"]["action"] == "switch"
+        seen.append(data["task"]["index"])
+    assert sorted(seen) == [0, 1]
