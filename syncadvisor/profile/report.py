@@ -8,6 +8,8 @@ from ..model.tfapi import SYNC_ON_READ
 from .advice import fmt
 from .plan import SiteSpec
 
+NOT_MEASURED = "not measured"
+
 
 def site_json(spec: SiteSpec, measurements: List[Dict[str, Any]],
               recommendation: Dict[str, Any]) -> Dict[str, Any]:
@@ -136,7 +138,9 @@ def _site_text(site: Dict[str, Any]) -> List[str]:
     findings = rec.get("static_findings") or []
     if not findings:
         lines.append("  static findings: none")
-    for f in findings:
+    for f in findings:  # the JSON keeps the findings the measurement does not speak to
+        if f["verdict"] == NOT_MEASURED:
+            continue
         where = f"line {f['line']} of its example" if site["path"] is None else f"line {f['line']}"
         lines.append(f"  {f['verdict']}: {f['code']} ({where}): {f['why']}")
     return lines
@@ -270,5 +274,6 @@ def _run_site_text(site: Dict[str, Any], human_bytes, spelled) -> List[str]:
         cells = [r[i].ljust(widths[i]) for i in range(len(widths))] + [r[-1]]
         lines.append(("  " + "  ".join(cells)).rstrip())
     for f in site["recommendation"].get("static_findings") or []:
-        lines.append(f"  {f['verdict']}: {f['code']} (line {f['line']}): {f['why']}")
+        if f["verdict"] != NOT_MEASURED:
+            lines.append(f"  {f['verdict']}: {f['code']} (line {f['line']}): {f['why']}")
     return lines
