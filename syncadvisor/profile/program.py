@@ -252,8 +252,25 @@ def _function_call(original):
         import tensorflow as tf
 
         state = _STATE
-        if state is None or state.active is not None or not tf.executing_eagerly():
+        if state is None or not tf.executing_eagerly():
             return original(self, *args, **kwargs)
+        if state.active is not None:
+            if not tf.distribute.in_cross_replica_context():
+                return original(self, *args, **kwargs)  # a replica's thread: charged below
+            # Called eagerly inside an eager `strategy.run` (which runs a tf.function `fn`
+            # as a clone of it, once for all replicas): its trace's traffic recurs on every
+            # call, so charge it to the enclosing step each time, not only while it traces.
+            outer, traced = state.active, _Costs()
+            state.active = traced
+            before = self.experimental_get_tracing_count()
+            try:
+                result = original(self, *args, **kwargs)
+            finally:
+                state.active = outer
+            if self.experimental_get_tracing_count() != before:
+                state.traces[id(self)] = traced
+            outer.add(state.traces.get(id(self), traced))
+            return result
         traced = _Costs()
         state.active, state.saw_run = traced, False
         before = self.experimental_get_tracing_count()

@@ -370,3 +370,38 @@ def test_tf_multiworker_two_local_workers(tensorflow_required):  # noqa: F811
         assert site["verdict"]["action"] == "switch"
         seen.append(data["task"]["index"])
     assert sorted(seen) == [0, 1]
+
+
+def _program(tmp_path, text: str) -> Path:
+    path = tmp_path / "train.py"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_tf_eager_run_of_a_function_is_charged_every_step(tensorflow_required,  # noqa: F811
+                                                           tmp_path):
+    # strategy.run(fn) outside any tf.function, with fn a tf.function: TensorFlow runs a
+    # clone of fn, traced once; its all-reduce recurs on every step all the same.
+    program = _program(tmp_path, """\
+        import tensorflow as tf
+
+        strategy = tf.distribute.MirroredStrategy()
+        with strategy.scope():
+            acc = tf.Variable(tf.zeros([256]), trainable=False,
+                              aggregation=tf.VariableAggregation.SUM)
+
+
+        @tf.function
+        def replica_step():
+            acc.assign_add(tf.ones([256]))
+
+
+        for _ in range(10):
+            strategy.run(replica_step)
+        """)
+    result = _profile("--run", str(program), "--format", "json", "--steps", "3", "--warmup", "1")
+    assert result.returncode == 0, result.stderr[-4000:]
+    (site,) = json.loads(result.stdout)["sites"]
+    written = _choice(site, "ON_WRITE", "SUM")
+    assert (written["reductions_per_step"], written["bytes_per_step"]) == (1, 1024)
+    assert site["verdict"]["action"] == "switch", site["verdict"]
