@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import shutil
 import statistics
@@ -147,13 +148,18 @@ class _Child:
         return code
 
 
-def _log_tail(path: str, lines: int = 8) -> str:
+# TensorFlow's C++ side (glog lines, absl's preamble), which writes before any log level applies.
+_TF_LOG = re.compile(r"^([IWEF]\d{4} \d\d:\d\d:\d\d|WARNING: All log messages before absl)")
+
+
+def _log_tail(path: str, lines: int = 8, skip_tensorflow: bool = False) -> str:
     try:
         with open(path, "rb") as handle:
             text = handle.read()[-8000:].decode("utf-8", "replace")
     except OSError:
         return ""
-    kept = [line for line in text.splitlines() if line.strip()]
+    kept = [line for line in text.splitlines()
+            if line.strip() and not (skip_tensorflow and _TF_LOG.match(line))]
     return "\n".join(kept[-lines:])
 
 
@@ -361,6 +367,10 @@ def _profile(runner: Runner, specs: List[SiteSpec], ids: Dict[int, str],
     if not base.get("steps") and not base.get("steps_total"):
         why = base.get("error") or "it ended before its first step"
         detail = base.get("traceback", "").rstrip().splitlines()[-1:] if base.get("error") else []
+        if not detail and not runner.verbose:
+            # No traceback (a sys.exit, argparse's usage error): what the program said last.
+            said = _log_tail(runner.log, 4, skip_tensorflow=True)
+            detail = [said] if said else []
         raise RunFailed(
             "the program as written ran no step under a tf.distribute strategy "
             f"(a step is one strategy.run, or one call of a tf.function that calls it): {why}"

@@ -405,3 +405,24 @@ def test_tf_eager_run_of_a_function_is_charged_every_step(tensorflow_required,  
     written = _choice(site, "ON_WRITE", "SUM")
     assert (written["reductions_per_step"], written["bytes_per_step"]) == (1, 1024)
     assert site["verdict"]["action"] == "switch", site["verdict"]
+
+
+def test_tf_program_exiting_before_a_step_shows_what_it_said(tensorflow_required,  # noqa: F811
+                                                             tmp_path):
+    program = _program(tmp_path, """\
+        import argparse
+
+        import tensorflow as tf
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--lr", type=float, required=True)
+        parser.parse_args()
+        strategy = tf.distribute.MirroredStrategy()
+        with strategy.scope():
+            total = tf.Variable(0.0, aggregation=tf.VariableAggregation.SUM)
+        """)
+    result = _profile("--run", str(program))
+    assert result.returncode == 2
+    assert "the program exited with 2" in result.stderr
+    assert "the following arguments are required: --lr" in result.stderr, result.stderr
+    assert "absl" not in result.stderr and "Traceback" not in result.stderr
