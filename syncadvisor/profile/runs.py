@@ -259,6 +259,29 @@ def values_agree(result: Dict[str, Any], values, reference: Dict[str, Any], ref_
     return True
 
 
+def others_differ(result: Dict[str, Any], reference: Dict[str, Any],
+                  site: str) -> Optional[List[str]]:
+    """The names of the variables, other than `site`'s, whose values in `result` differ
+    from the reference run's: a choice of one site that changes the rest of the program
+    (an ON_READ counter read inside the step gives each replica its local count) is not
+    the same program. None when the runs made different variables (nothing to pair)."""
+    mine, theirs = result.get("fingerprints"), reference.get("fingerprints")
+    if mine is None or theirs is None or len(mine) != len(theirs):
+        return None
+    differ = []
+    for a, b in zip(mine, theirs):
+        if (a["name"], a["shape"]) != (b["name"], b["shape"]):
+            return None
+        if site in (a["site"], b["site"]) or a["stats"] is None or b["stats"] is None:
+            continue
+        (sa, wa, la, qa), (sb, wb, lb, qb) = a["stats"], b["stats"]
+        linear = 1e-6 + _RTOL * max(la, lb)
+        if (abs(sa - sb) > linear or abs(wa - wb) > linear or abs(la - lb) > linear
+                or abs(qa - qb) > 1e-6 + _RTOL * max(qa, qb)):
+            differ.append(a["name"])
+    return differ
+
+
 def read_error(result: Dict[str, Any], site: str) -> Optional[str]:
     for entry in result.get("created", {}).get(site, []):
         if entry.get("error"):
@@ -307,6 +330,11 @@ def measurement(choice: Choice, result: Dict[str, Any], values, site: str,
         if reference is not None:
             m["values_agree"] = (True if reference is result
                                  else values_agree(result, values, reference, ref_values, site))
+        if reference is not None and reference is not result and not reference.get("error"):
+            differ = others_differ(result, reference, site)
+            if differ:
+                m["values_agree"] = False
+                m["others_differ"] = differ
     return m
 
 

@@ -426,3 +426,41 @@ def test_tf_program_exiting_before_a_step_shows_what_it_said(tensorflow_required
     assert "the program exited with 2" in result.stderr
     assert "the following arguments are required: --lr" in result.stderr, result.stderr
     assert "absl" not in result.stderr and "Traceback" not in result.stderr
+
+
+def test_tf_choice_that_changes_other_variables_is_not_recommended(  # noqa: F811
+        tensorflow_required, tmp_path):
+    # `count` read inside the step: as ON_READ + SUM each replica reads its local half, so
+    # `w` grows half as fast, though `count`'s own value (the sum) agrees.
+    program = _program(tmp_path, """\
+        import tensorflow as tf
+
+        strategy = tf.distribute.MirroredStrategy()
+        with strategy.scope():
+            w = tf.Variable(0.0, aggregation=tf.VariableAggregation.MEAN)
+            count = tf.Variable(0.0, trainable=False, aggregation=tf.VariableAggregation.SUM)
+
+
+        def replica_step(x):
+            count.assign_add(tf.reduce_sum(x))
+            w.assign_add(count * 0.01)
+
+
+        @tf.function
+        def step(x):
+            strategy.run(replica_step, args=(x,))
+
+
+        data = tf.data.Dataset.from_tensors(tf.ones([4])).repeat().batch(4)
+        batches = iter(strategy.experimental_distribute_dataset(data))
+        for _ in range(10):
+            step(next(batches))
+        """)
+    result = _profile("--run", str(program), "--format", "json", "--site", f"{program}:6",
+                      "--steps", "3", "--warmup", "1")
+    assert result.returncode == 0, result.stderr[-4000:]
+    (site,) = json.loads(result.stdout)["sites"]
+    on_read = _choice(site, "ON_READ", "SUM")
+    assert on_read["values_agree"] is False and on_read["others_differ"] == ["Variable:0"]
+    assert (site["verdict"]["action"], site["verdict"]["synchronization"]) == \
+        ("keep", "ON_WRITE"), site["verdict"]
