@@ -464,3 +464,14 @@ def test_tf_choice_that_changes_other_variables_is_not_recommended(  # noqa: F81
     assert on_read["values_agree"] is False and on_read["others_differ"] == ["Variable:0"]
     assert (site["verdict"]["action"], site["verdict"]["synchronization"]) == \
         ("keep", "ON_WRITE"), site["verdict"]
+
+
+def test_verdict_keep_says_why_a_cheaper_choice_is_not_the_advice():
+    spec = _spec([ADD], current=("AUTO", "SUM"))
+    on_read = dict(_m("ON_READ", "SUM", 0, 0, copies=None, values=False),
+                   others_differ=["w:0"])
+    kept = verdict.decide(spec, [_m("ON_WRITE", "SUM", 8, written=True, reference=True),
+                                 on_read])
+    assert kept["verdict"]["action"] == verdict.KEEP
+    assert kept["verdict"]["text"].startswith(
+        "keep AUTO + SUM: ON_READ + SUM moves less but changes w:0 (the program: 1 all-reduce")
