@@ -22,7 +22,9 @@ What a run changes and what it watches, all without editing the user's files:
   the measured window's total over its steps, so an optimizer update every other step
   counts one half.
 - Values: when the program stops, each site's variables are read in cross-replica context
-  (what `.numpy()`, a checkpoint or a metric result get) and each replica's copy is read.
+  (what `.numpy()`, a checkpoint or a metric result get) and each replica's copy is read;
+  every other variable made in a strategy's scope (the model's weights, the optimizer's
+  slots) is read as a fingerprint, so that a choice that changes them is seen.
 """
 from __future__ import annotations
 
@@ -74,6 +76,7 @@ class _State:
         self.traces: Dict[int, _Costs] = {}
         self.step_functions: set = set()
         self.created: Dict[str, list] = {}
+        self.every: list = []  # (site or None, variable): all made in a strategy's scope
         self.strategies: list = []
         self.error_stage: Optional[str] = None
 
@@ -139,6 +142,8 @@ def _creator(next_creator, **kwargs):
         raise
     if site is not None and state is not None:
         state.created.setdefault(site, []).append(variable)
+    if state is not None:
+        state.every.append((site, variable))
     return variable
 
 
@@ -252,8 +257,25 @@ def _function_call(original):
         import tensorflow as tf
 
         state = _STATE
-        if state is None or state.active is not None or not tf.executing_eagerly():
+        if state is None or not tf.executing_eagerly():
             return original(self, *args, **kwargs)
+        if state.active is not None:
+            if not tf.distribute.in_cross_replica_context():
+                return original(self, *args, **kwargs)  # a replica's thread: charged below
+            # Called eagerly inside an eager `strategy.run` (which runs a tf.function `fn`
+            # as a clone of it, once for all replicas): its trace's traffic recurs on every
+            # call, so charge it to the enclosing step each time, not only while it traces.
+            outer, traced = state.active, _Costs()
+            state.active = traced
+            before = self.experimental_get_tracing_count()
+            try:
+                result = original(self, *args, **kwargs)
+            finally:
+                state.active = outer
+            if self.experimental_get_tracing_count() != before:
+                state.traces[id(self)] = traced
+            outer.add(state.traces.get(id(self), traced))
+            return result
         traced = _Costs()
         state.active, state.saw_run = traced, False
         before = self.experimental_get_tracing_count()
@@ -412,6 +434,21 @@ def _read(variable, strategy) -> Dict[str, Any]:
     return out
 
 
+def _fingerprint(variable, strategy) -> Optional[List[float]]:
+    """[sum, a weighted sum, sum of |x|, sum of x**2] of the value read in cross-replica
+    context: enough to tell whether a run changed a variable it did not override."""
+    import numpy as np
+
+    try:
+        with strategy.scope():
+            value = np.asarray(variable.read_value(), dtype=np.float64).ravel()
+    except Exception:
+        return None
+    weights = np.cos(np.arange(value.size, dtype=np.float64))
+    return [float(value.sum()), float(value @ weights), float(np.abs(value).sum()),
+            float(value @ value)]
+
+
 def _target(spec: Dict[str, Any]):
     target = spec["target"]
     argv = list(spec.get("args", []))
@@ -498,6 +535,10 @@ def _run_once(spec: Dict[str, Any], run: Dict[str, Any], out_dir: str) -> Dict[s
                 arrays[f"{site}|{index}|copy{replica}"] = copy
             reads[site].append(entry)
     result["created"] = reads
+    result["fingerprints"] = [
+        {"site": site, "name": getattr(v, "name", ""), "shape": str(getattr(v, "shape", "")),
+         "stats": _fingerprint(v, v._distribute_strategy)}
+        for site, v in state.every if getattr(v, "_distribute_strategy", None) is not None]
     loaded = {_real(getattr(m, "__file__", None) or "") for m in list(sys.modules.values())}
     if "script" in spec["target"]:
         loaded.add(_real(spec["target"]["script"]))

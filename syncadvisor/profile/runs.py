@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import shutil
 import statistics
@@ -147,13 +148,18 @@ class _Child:
         return code
 
 
-def _log_tail(path: str, lines: int = 8) -> str:
+# TensorFlow's C++ side (glog lines, absl's preamble), which writes before any log level applies.
+_TF_LOG = re.compile(r"^([IWEF]\d{4} \d\d:\d\d:\d\d|WARNING: All log messages before absl)")
+
+
+def _log_tail(path: str, lines: int = 8, skip_tensorflow: bool = False) -> str:
     try:
         with open(path, "rb") as handle:
             text = handle.read()[-8000:].decode("utf-8", "replace")
     except OSError:
         return ""
-    kept = [line for line in text.splitlines() if line.strip()]
+    kept = [line for line in text.splitlines()
+            if line.strip() and not (skip_tensorflow and _TF_LOG.match(line))]
     return "\n".join(kept[-lines:])
 
 
@@ -253,6 +259,29 @@ def values_agree(result: Dict[str, Any], values, reference: Dict[str, Any], ref_
     return True
 
 
+def others_differ(result: Dict[str, Any], reference: Dict[str, Any],
+                  site: str) -> Optional[List[str]]:
+    """The names of the variables, other than `site`'s, whose values in `result` differ
+    from the reference run's: a choice of one site that changes the rest of the program
+    (an ON_READ counter read inside the step gives each replica its local count) is not
+    the same program. None when the runs made different variables (nothing to pair)."""
+    mine, theirs = result.get("fingerprints"), reference.get("fingerprints")
+    if mine is None or theirs is None or len(mine) != len(theirs):
+        return None
+    differ = []
+    for a, b in zip(mine, theirs):
+        if (a["name"], a["shape"]) != (b["name"], b["shape"]):
+            return None
+        if site in (a["site"], b["site"]) or a["stats"] is None or b["stats"] is None:
+            continue
+        (sa, wa, la, qa), (sb, wb, lb, qb) = a["stats"], b["stats"]
+        linear = 1e-6 + _RTOL * max(la, lb)
+        if (abs(sa - sb) > linear or abs(wa - wb) > linear or abs(la - lb) > linear
+                or abs(qa - qb) > 1e-6 + _RTOL * max(qa, qb)):
+            differ.append(a["name"])
+    return differ
+
+
 def read_error(result: Dict[str, Any], site: str) -> Optional[str]:
     for entry in result.get("created", {}).get(site, []):
         if entry.get("error"):
@@ -301,6 +330,11 @@ def measurement(choice: Choice, result: Dict[str, Any], values, site: str,
         if reference is not None:
             m["values_agree"] = (True if reference is result
                                  else values_agree(result, values, reference, ref_values, site))
+        if reference is not None and reference is not result and not reference.get("error"):
+            differ = others_differ(result, reference, site)
+            if differ:
+                m["values_agree"] = False
+                m["others_differ"] = differ
     return m
 
 
@@ -361,6 +395,10 @@ def _profile(runner: Runner, specs: List[SiteSpec], ids: Dict[int, str],
     if not base.get("steps") and not base.get("steps_total"):
         why = base.get("error") or "it ended before its first step"
         detail = base.get("traceback", "").rstrip().splitlines()[-1:] if base.get("error") else []
+        if not detail and not runner.verbose:
+            # No traceback (a sys.exit, argparse's usage error): what the program said last.
+            said = _log_tail(runner.log, 4, skip_tensorflow=True)
+            detail = [said] if said else []
         raise RunFailed(
             "the program as written ran no step under a tf.distribute strategy "
             f"(a step is one strategy.run, or one call of a tf.function that calls it): {why}"

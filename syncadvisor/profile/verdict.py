@@ -87,6 +87,16 @@ def _short(error: Optional[str]) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
+def _fault(m: Dict[str, Any], reference: str) -> str:
+    if m.get("error"):
+        return f"raises {_short(m['error'])}"
+    if m.get("copies_agree") is False:
+        return "diverges across replicas"
+    if m.get("others_differ"):
+        return f"changes {', '.join(m['others_differ'][:3])}"
+    return f"reads values that differ from {reference}'s" if reference else "is not usable"
+
+
 def _time_note(best: Dict[str, Any], other: Dict[str, Any]) -> Optional[str]:
     a, b = best.get("step_time_ms"), other.get("step_time_ms")
     if not a or not b or best is other:
@@ -143,7 +153,14 @@ def decide(spec: SiteSpec, measurements: List[Dict[str, Any]]) -> Dict[str, Any]
             text += f" ({diff}{'' if diff.startswith('the same') else ' than as written'})"
     elif best is current:
         action = KEEP
-        text = f"keep {mine}: no measured choice moves less (the program: {costs(current)})"
+        cheaper = sorted((m for m in measurements if m not in usable
+                          and _cost_key(m)[:2] < _cost_key(current)[:2]), key=_cost_key)
+        if cheaper:  # say why the choice that moves less is not the advice
+            text = (f"keep {mine}: {spell(cheaper[0])} moves less but "
+                    f"{_fault(cheaper[0], spell(reference) if reference else '')} "
+                    f"(the program: {costs(current)})")
+        else:
+            text = f"keep {mine}: no measured choice moves less (the program: {costs(current)})"
     else:
         action = SWITCH
         text = f"switch to {spell(best)}: {_difference(best, current)}, values agree"

@@ -370,3 +370,108 @@ def test_tf_multiworker_two_local_workers(tensorflow_required):  # noqa: F811
         assert site["verdict"]["action"] == "switch"
         seen.append(data["task"]["index"])
     assert sorted(seen) == [0, 1]
+
+
+def _program(tmp_path, text: str) -> Path:
+    path = tmp_path / "train.py"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_tf_eager_run_of_a_function_is_charged_every_step(tensorflow_required,  # noqa: F811
+                                                           tmp_path):
+    # strategy.run(fn) outside any tf.function, with fn a tf.function: TensorFlow runs a
+    # clone of fn, traced once; its all-reduce recurs on every step all the same.
+    program = _program(tmp_path, """\
+        import tensorflow as tf
+
+        strategy = tf.distribute.MirroredStrategy()
+        with strategy.scope():
+            acc = tf.Variable(tf.zeros([256]), trainable=False,
+                              aggregation=tf.VariableAggregation.SUM)
+
+
+        @tf.function
+        def replica_step():
+            acc.assign_add(tf.ones([256]))
+
+
+        for _ in range(10):
+            strategy.run(replica_step)
+        """)
+    result = _profile("--run", str(program), "--format", "json", "--steps", "3", "--warmup", "1")
+    assert result.returncode == 0, result.stderr[-4000:]
+    (site,) = json.loads(result.stdout)["sites"]
+    written = _choice(site, "ON_WRITE", "SUM")
+    assert (written["reductions_per_step"], written["bytes_per_step"]) == (1, 1024)
+    assert site["verdict"]["action"] == "switch", site["verdict"]
+
+
+def test_tf_program_exiting_before_a_step_shows_what_it_said(tensorflow_required,  # noqa: F811
+                                                             tmp_path):
+    program = _program(tmp_path, """\
+        import argparse
+
+        import tensorflow as tf
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--lr", type=float, required=True)
+        parser.parse_args()
+        strategy = tf.distribute.MirroredStrategy()
+        with strategy.scope():
+            total = tf.Variable(0.0, aggregation=tf.VariableAggregation.SUM)
+        """)
+    result = _profile("--run", str(program))
+    assert result.returncode == 2
+    assert "the program exited with 2" in result.stderr
+    assert "the following arguments are required: --lr" in result.stderr, result.stderr
+    assert "absl" not in result.stderr and "Traceback" not in result.stderr
+
+
+def test_tf_choice_that_changes_other_variables_is_not_recommended(  # noqa: F811
+        tensorflow_required, tmp_path):
+    # `count` read inside the step: as ON_READ + SUM each replica reads its local half, so
+    # `w` grows half as fast, though `count`'s own value (the sum) agrees.
+    program = _program(tmp_path, """\
+        import tensorflow as tf
+
+        strategy = tf.distribute.MirroredStrategy()
+        with strategy.scope():
+            w = tf.Variable(0.0, aggregation=tf.VariableAggregation.MEAN)
+            count = tf.Variable(0.0, trainable=False, aggregation=tf.VariableAggregation.SUM)
+
+
+        def replica_step(x):
+            count.assign_add(tf.reduce_sum(x))
+            w.assign_add(count * 0.01)
+
+
+        @tf.function
+        def step(x):
+            strategy.run(replica_step, args=(x,))
+
+
+        data = tf.data.Dataset.from_tensors(tf.ones([4])).repeat().batch(4)
+        batches = iter(strategy.experimental_distribute_dataset(data))
+        for _ in range(10):
+            step(next(batches))
+        """)
+    result = _profile("--run", str(program), "--format", "json", "--site", f"{program}:6",
+                      "--steps", "3", "--warmup", "1")
+    assert result.returncode == 0, result.stderr[-4000:]
+    (site,) = json.loads(result.stdout)["sites"]
+    on_read = _choice(site, "ON_READ", "SUM")
+    assert on_read["values_agree"] is False and on_read["others_differ"] == ["Variable:0"]
+    assert (site["verdict"]["action"], site["verdict"]["synchronization"]) == \
+        ("keep", "ON_WRITE"), site["verdict"]
+
+
+def test_verdict_keep_says_why_a_cheaper_choice_is_not_the_advice():
+    spec = _spec([ADD], current=("AUTO", "SUM"))
+    on_read = dict(_m("ON_READ", "SUM", 0, 0, copies=None, values=False),
+                   others_differ=["w:0"])
+    kept = verdict.decide(spec, [_m("ON_WRITE", "SUM", 8, written=True, reference=True),
+                                 on_read])
+    assert kept["verdict"]["action"] == verdict.KEEP
+    assert kept["verdict"]["text"].startswith(
+        "keep AUTO + SUM: ON_READ + SUM moves less but changes w:0 (the program: 1 all-reduce")
