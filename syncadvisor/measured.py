@@ -90,7 +90,7 @@ def apply(findings: Sequence[Any], sites: List[Dict[str, Any]]) -> Applied:
 
 
 def summary(applied: Applied, path: str) -> str:
-    words = [f"{applied.carried} finding{'s' if applied.carried != 1 else ''} carry "
+    words = [f"{applied.carried} finding{' carries' if applied.carried == 1 else 's carry'} "
              f"measurements",
              f"{applied.dropped} dropped as the measurements contradict them"]
     text = f"Profile {path}: " + ", ".join(words) + "."

@@ -78,7 +78,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "over the cluster in TF_CONFIG (run the same command on every worker)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument("--plot", metavar="FILE.png",
-                        help="also write a bar chart of the step time per choice (matplotlib)")
+                        help="also write a chart (matplotlib): with --run, the bytes each "
+                             "choice moves per step per site, step times beside; else the step "
+                             "time per choice")
     parser.add_argument("--no-progress", action="store_true",
                         help="no progress output on standard error")
 

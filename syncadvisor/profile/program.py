@@ -72,6 +72,7 @@ class _State:
         self.depth = 0  # nesting of counted cross-device calls (count the outermost only)
         self.done = 0  # steps finished
         self.window = _Costs()
+        self.pending = _Costs()  # traffic since the last measured step, not yet charged
         self.times: List[float] = []
         self.traces: Dict[int, _Costs] = {}
         self.step_functions: set = set()
@@ -208,7 +209,7 @@ def _charge(reductions: int, broadcasts: int, nbytes: Optional[int]) -> None:
     if state.active is not None:
         state.active.add(costs)
     elif state.measuring:
-        state.window.add(costs)
+        state.pending.add(costs)
 
 
 def _counted(method, kind: str):
@@ -244,9 +245,14 @@ def _counted(method, kind: str):
 # --- steps ------------------------------------------------------------------------------------
 
 def _finish_step(state: _State, seconds: float, costs: _Costs) -> None:
+    """A step ended: it and the traffic since the previous step (logging, an optimizer
+    update every N steps) join the window; what comes after the last step (the program's
+    final reads) never does."""
     if state.measuring:
+        state.window.add(state.pending)
         state.window.add(costs)
         state.times.append(seconds * 1000.0)
+    state.pending = _Costs()
     state.done += 1
     if state.done >= state.warmup + state.steps:
         raise StopProgram()
@@ -297,7 +303,7 @@ def _function_call(original):
         if id(self) in state.step_functions:
             _finish_step(state, seconds, costs)
         elif state.measuring:
-            state.window.add(costs)
+            state.pending.add(costs)
         return result
 
     __call__.__wrapped__ = original
@@ -449,6 +455,28 @@ def _fingerprint(variable, strategy) -> Optional[List[float]]:
             float(value @ value)]
 
 
+def error_text(exc: BaseException) -> str:
+    """`Type: message` in a line or two: TensorFlow's graph errors carry a "Detected at
+    node ... (most recent call last)" stack of the trace (the profiler's frames among
+    them), which says nothing the message does not; tf.function's "in user code:" too."""
+    kept = []
+    for line in str(exc).splitlines():
+        text = line.strip()
+        if not text or text.startswith(("File ", "Detected at node", "in user code:")) or \
+                "(most recent call last)" in text:
+            continue
+        kept.append(text)
+    name = type(exc).__name__
+    for index in range(len(kept) - 1, -1, -1):  # "in user code:" ends with the real error
+        if kept[index].startswith(f"{name}: "):
+            kept = [kept[index][len(name) + 2:]] + kept[index + 1:]
+            break
+    message = " ".join(kept)
+    if len(message) > 400:
+        message = message[:397] + "..."
+    return f"{name}: {message}" if message else name
+
+
 def _target(spec: Dict[str, Any]):
     target = spec["target"]
     argv = list(spec.get("args", []))
@@ -490,7 +518,7 @@ def _run_once(spec: Dict[str, Any], run: Dict[str, Any], out_dir: str) -> Dict[s
     except BaseException as exc:  # the user's program raised: the run's error
         if isinstance(exc, KeyboardInterrupt):
             raise
-        error = f"{type(exc).__name__}: {exc}"
+        error = error_text(exc)
         result["traceback"] = "".join(traceback.format_exception(exc))[-4000:]
         result["ended"] = "raised"
     finally:

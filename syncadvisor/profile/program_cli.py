@@ -123,7 +123,7 @@ def run_program(args: argparse.Namespace) -> int:
     workers, task, chief = _cluster()
     sites = []
     for spec, measurements in raw["sites"]:
-        decided = decide(spec, measurements)
+        decided = decide(spec, measurements, raw.get("noise_ms"))
         site = site_json(spec, measurements, decided["recommendation"])
         site["end_line"] = lines[id(spec)][1]
         # What `check --profile` matches findings by: the file, unchanged since.
@@ -142,8 +142,12 @@ def run_program(args: argparse.Namespace) -> int:
         "device_note": base.get("device_note"),
         "workers": workers,
         "steps": args.steps,
+        "measured_steps": base.get("steps"),
+        "program_steps": base.get("steps_total"),
+        "ended": base.get("ended"),
         "warmup": args.warmup,
         "seed": args.seed,
+        "noise_ms": raw.get("noise_ms"),
         "sites": sites,
         "not_reached": [{"path": s.path, "line": s.line, "name": s.name}
                         for s in raw["not_reached"]],

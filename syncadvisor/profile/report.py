@@ -213,7 +213,8 @@ def render_run_text(report: Dict[str, Any]) -> str:
         import os
 
         try:
-            name = os.path.relpath(name)
+            relative = os.path.relpath(name)
+            name = name if relative.startswith(os.pardir) else relative
         except ValueError:
             pass
     devices = ", ".join(_short_device(d) for d in report["devices"])
@@ -221,10 +222,13 @@ def render_run_text(report: Dict[str, Any]) -> str:
         f"syncadvisor profile: {name} under {report['strategy']}, {report['replicas']} replicas, "
         f"TensorFlow {report['tensorflow']}",
         f"devices: {devices} ({report['device_note']})",
-        f"each run: {report['warmup']} warm-up steps, then {report['steps']} measured; seed "
+        f"each run: {report['warmup']} warm-up steps, then {_measured(report)}; seed "
         f"{report['seed']}; costs are the whole program's per step",
-        "",
     ]
+    if report.get("noise_ms") is not None:
+        out.append(f"step-time noise: two runs of the program as written differ by "
+                   f"{report['noise_ms']:.3f} ms in median step")
+    out.append("")
     for site in report["sites"]:
         out.append(f"{site['path']}:{site['line']}: {site['name']}: {site['verdict']['text']}")
     if not report["sites"]:
@@ -240,6 +244,15 @@ def render_run_text(report: Dict[str, Any]) -> str:
         for s in report["not_reached"]:
             out.append(f"  {s['path']}:{s['line']}: {s['name']}")
     return "\n".join(out) + "\n"
+
+
+def _measured(report: Dict[str, Any]) -> str:
+    measured = report.get("measured_steps")
+    if measured is None or measured >= report["steps"]:
+        return f"{report['steps']} measured"
+    return (f"{measured} measured (asked for {report['steps']}: the program ended after "
+            f"{report.get('program_steps')} steps; the fewer the steps, the less the counts "
+            f"and times say)")
 
 
 def _agree(value: Optional[bool], local: bool = False) -> str:

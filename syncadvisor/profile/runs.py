@@ -22,6 +22,7 @@ import os
 import re
 import select
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -340,6 +341,20 @@ def measurement(choice: Choice, result: Dict[str, Any], values, site: str,
 
 # --- the whole profile ------------------------------------------------------------------------
 
+def _terminated(signum, frame):
+    raise SystemExit(128 + signum)
+
+
+def _on_sigterm():
+    """SIGTERM (a CI timeout, `kill`) raises SystemExit, so that the `finally` that stops the
+    child and removes the work folder runs; the previous handler, or None off the main
+    thread (where Python cannot set one)."""
+    try:
+        return signal.signal(signal.SIGTERM, _terminated)
+    except ValueError:
+        return None
+
+
 def plan_sites(specs: List[SiteSpec], lines: Dict[int, Tuple[int, int]],
                chosen: Sequence[Tuple[str, int]]) -> List[SiteSpec]:
     """The sites that matter, or those `--site` names (`lines[id(spec)]`: first, last)."""
@@ -373,10 +388,13 @@ def profile(target: Dict[str, str], program_args: List[str], project: str,
     fresh = bool(os.environ.get("TF_CONFIG"))
     runner = Runner(spec_json, work, options.get("verbose", False),
                     options.get("timeout", DEFAULT_TIMEOUT_S), fresh)
+    previous = _on_sigterm()
     try:
         return _profile(runner, specs, ids, options, progress)
     finally:
         runner.close()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
         if not options.get("keep"):
             shutil.rmtree(work, ignore_errors=True)
 
@@ -392,17 +410,26 @@ def _profile(runner: Runner, specs: List[SiteSpec], ids: Dict[int, str],
             "with fewer than 2 nothing can diverge or be reduced, so there is nothing to measure "
             "(without GPUs the profiler splits the CPU into --devices N logical devices, which "
             "a MirroredStrategy() with no devices given spans)")
+    if base.get("steps_total") and not base.get("steps") and not base.get("error"):
+        raise RunFailed(
+            f"the program as written ran {base['steps_total']} step"
+            f"{'s' if base['steps_total'] != 1 else ''}, all of them warm-up "
+            f"(--warmup {options['warmup']}): give it more steps, or lower --warmup")
     if not base.get("steps") and not base.get("steps_total"):
-        why = base.get("error") or "it ended before its first step"
+        why = base.get("error") or (
+            "it ended before its first step" if base.get("strategy") else
+            "it never called strategy.run (or a tf.function that calls it) under a strategy")
         detail = base.get("traceback", "").rstrip().splitlines()[-1:] if base.get("error") else []
         if not detail and not runner.verbose:
             # No traceback (a sys.exit, argparse's usage error): what the program said last.
             said = _log_tail(runner.log, 4, skip_tensorflow=True)
             detail = [said] if said else []
-        raise RunFailed(
-            "the program as written ran no step under a tf.distribute strategy "
-            f"(a step is one strategy.run, or one call of a tf.function that calls it): {why}"
-            + (f"\n{detail[0]}" if detail and detail[0] not in why else ""))
+        first = ("the program as written failed before its first step ended, so there is "
+                 "nothing to measure" if base.get("error") else
+                 "the program as written ran no step under a tf.distribute strategy (a step is "
+                 "one strategy.run, or one call of a tf.function that calls it)")
+        raise RunFailed(f"{first}: {why}"
+                        + (f"\n{detail[0]}" if detail and detail[0] not in why else ""))
     reached = [s for s in specs if base.get("created", {}).get(ids[id(s)])]
     ran = set(base.get("project_files", []))
     not_reached = [s for s in specs
@@ -424,6 +451,14 @@ def _profile(runner: Runner, specs: List[SiteSpec], ids: Dict[int, str],
             results[(site, choice)] = runner.run({
                 "id": run_id,
                 "override": {"site": site, "synchronization": choice[0], "aggregation": choice[1]}})
+    again = None
+    if total:
+        # The program as written once more, last: how far its median step moves between two
+        # runs of the same choice is the noise a step-time difference is judged against
+        # (runs follow one another on a shared machine, and drift more than one run spreads).
+        if progress:
+            progress("the program as written, again (for the step-time noise)")
+        again = runner.run({"id": "written-again"})
     cache: Dict[str, Any] = {}
 
     def values_of(result):
@@ -445,4 +480,15 @@ def _profile(runner: Runner, specs: List[SiteSpec], ids: Dict[int, str],
             m["reference"] = choice == reference_choice
             measurements.append(m)
         sites.append((spec, measurements))
-    return {"base": base, "sites": sites, "not_reached": not_reached}
+    return {"base": base, "sites": sites, "not_reached": not_reached,
+            "noise_ms": _drift(base, again)}
+
+
+def _drift(first: Dict[str, Any], second: Optional[Dict[str, Any]]) -> Optional[float]:
+    """|median step of run 1 - median step of run 2| for the same choice, in ms."""
+    if second is None or second.get("error"):
+        return None
+    a, b = first.get("step_times_ms") or [], second.get("step_times_ms") or []
+    if not a or not b:
+        return None
+    return abs(statistics.median(a) - statistics.median(b))

@@ -97,11 +97,16 @@ def _fault(m: Dict[str, Any], reference: str) -> str:
     return f"reads values that differ from {reference}'s" if reference else "is not usable"
 
 
-def _time_note(best: Dict[str, Any], other: Dict[str, Any]) -> Optional[str]:
+def _time_note(best: Dict[str, Any], other: Dict[str, Any],
+               noise_ms: Optional[float] = None) -> Optional[str]:
+    """Within noise where the spreads overlap or the medians differ by no more than twice
+    what two runs of the same choice differed by (`noise_ms`)."""
     a, b = best.get("step_time_ms"), other.get("step_time_ms")
     if not a or not b or best is other:
         return None
     if a["p10"] <= b["p90"] and b["p10"] <= a["p90"]:
+        return "step time within noise"
+    if noise_ms is not None and abs(a["median"] - b["median"]) <= 2 * noise_ms:
         return "step time within noise"
     return f"median step {a['median']:.2f} ms against {b['median']:.2f} ms"
 
@@ -120,7 +125,8 @@ def _difference(best: Dict[str, Any], other: Dict[str, Any]) -> str:
     return f"{_n(abs(d_calls), 'all-reduce')} ({nbytes}) {word} per step"
 
 
-def decide(spec: SiteSpec, measurements: List[Dict[str, Any]]) -> Dict[str, Any]:
+def decide(spec: SiteSpec, measurements: List[Dict[str, Any]],
+           noise_ms: Optional[float] = None) -> Dict[str, Any]:
     """The site's recommendation, verdict and the static findings judged by the runs."""
     current = measurements[0]
     reference = next((m for m in measurements if m.get("reference")), None)
@@ -166,7 +172,7 @@ def decide(spec: SiteSpec, measurements: List[Dict[str, Any]]) -> Dict[str, Any]
         text = f"switch to {spell(best)}: {_difference(best, current)}, values agree"
     if best is not None and action != FIX:
         note = _time_note(best, current if best is not current else
-                          next((m for m in usable if m is not best), best))
+                          next((m for m in usable if m is not best), best), noise_ms)
         if note:
             parts.append(note)
     if not compare and reference is not None:

@@ -158,7 +158,7 @@ def test_check_profile_carries_or_drops_findings(tmp_path):
     (finding,) = json.loads(agrees.stdout)
     assert finding["message"].endswith("[measured: switch to ON_READ + SUM: 1 all-reduce (4 B) "
                                        "fewer per step, values agree]")
-    assert "1 finding carry measurements, 0 dropped" in agrees.stderr
+    assert "1 finding carries measurements, 0 dropped" in agrees.stderr
     disagrees = _check("--profile", str(_saved_profile(tmp_path, source, "disagrees")),
                        str(source))
     assert json.loads(disagrees.stdout) == [] and disagrees.returncode == 0
@@ -277,12 +277,14 @@ def test_tf_text_report_leads_with_verdicts(programs):
     lines = text.splitlines()
     assert lines[0].startswith(f"syncadvisor profile: {ACCUMULATE} under MirroredStrategy, "
                                "2 replicas")
-    verdicts = [line for line in lines[4:7]]
+    assert lines[3].startswith("step-time noise: two runs of the program as written differ")
+    blank = lines.index("")
+    verdicts = lines[blank + 1:blank + 4]
     assert verdicts[0].startswith(f"{ACCUMULATE}:28: grad_accum: AUTO + NONE diverges")
     assert verdicts[1].startswith(f"{ACCUMULATE}:30: loss_total: switch to ON_READ + SUM")
     assert verdicts[2].startswith(f"{ACCUMULATE}:33: micro_steps: keep AUTO + "
                                   "ONLY_FIRST_REPLICA")
-    assert lines[8] == "3 sites measured: 1 to fix, 1 to switch, 1 to keep"
+    assert lines[blank + 5] == "3 sites measured: 1 to fix, 1 to switch, 1 to keep"
     assert "DIFFER" in text
 
 
@@ -475,3 +477,77 @@ def test_verdict_keep_says_why_a_cheaper_choice_is_not_the_advice():
     assert kept["verdict"]["action"] == verdict.KEEP
     assert kept["verdict"]["text"].startswith(
         "keep AUTO + SUM: ON_READ + SUM moves less but changes w:0 (the program: 1 all-reduce")
+
+
+def test_error_text_keeps_the_message_not_the_trace():
+    from syncadvisor.profile.program import error_text
+
+    graph = ValueError("Graph execution error:\n\nDetected at node cond/P defined at (most recent "
+                       "call last):\n  File \"x.py\", line 3, in <module>\n\n  File \"y.py\", "
+                       "line 9, in go\n\nYou must feed a value for placeholder tensor 'cond/P'")
+    assert error_text(graph) == ("ValueError: Graph execution error: You must feed a value for "
+                                 "placeholder tensor 'cond/P'")
+    user = ValueError("in user code:\n\n    File \"t.py\", line 5, in step  *\n        "
+                      "v.assign_add(x)\n\n    ValueError: no aggregation\n")
+    assert error_text(user) == "ValueError: no aggregation"
+
+
+def test_sigterm_raises_system_exit_so_the_work_folder_goes():
+    import signal
+
+    previous = runs._on_sigterm()
+    try:
+        with pytest.raises(SystemExit) as raised:
+            os.kill(os.getpid(), signal.SIGTERM)
+            signal.sigtimedwait([], 0)  # let the handler run here
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert raised.value.code == 128 + signal.SIGTERM
+
+
+def test_step_time_within_noise_of_two_runs_of_the_same_choice():
+    fast, slow = _m("ON_READ", "SUM", 0), _m("ON_WRITE", "SUM", 8)
+    fast["step_time_ms"] = {"median": 1.0, "p10": 0.95, "p90": 1.05, "n": 6}
+    slow["step_time_ms"] = {"median": 1.5, "p10": 1.45, "p90": 1.55, "n": 6}
+    assert verdict._time_note(fast, slow) == "median step 1.00 ms against 1.50 ms"
+    assert verdict._time_note(fast, slow, noise_ms=0.3) == "step time within noise"
+    assert verdict._time_note(fast, slow, noise_ms=0.2) == "median step 1.00 ms against 1.50 ms"
+
+
+SHORT = textwrap.dedent("""\
+    import tensorflow as tf
+
+    strategy = tf.distribute.MirroredStrategy()
+    with strategy.scope():
+        total = tf.Variable(0.0, trainable=False, aggregation=tf.VariableAggregation.SUM)
+
+
+    @tf.function
+    def step(x):
+        strategy.run(lambda x: total.assign_add(tf.reduce_sum(x)), args=(x,))
+
+
+    for i in range(3):
+        step(tf.fill([4], float(i)))
+    print(total.numpy())  # a read after the last step: not charged to any step
+    """)
+
+
+def test_tf_short_and_strategyless_programs(tensorflow_required, tmp_path):  # noqa: F811
+    short = tmp_path / "short.py"
+    short.write_text(SHORT)
+    result = _profile("--run", str(short), "--steps", "4", "--warmup", "3")
+    assert result.returncode == 2, result.stderr
+    assert "ran 3 steps, all of them warm-up (--warmup 3)" in result.stderr
+    result = _profile("--run", str(short), "--steps", "4", "--warmup", "1", "--format", "json")
+    assert result.returncode == 0, result.stderr[-3000:]
+    data = json.loads(result.stdout)
+    assert (data["measured_steps"], data["program_steps"]) == (2, 3)
+    (site,) = data["sites"]
+    written = _choice(site, "ON_WRITE", "SUM")
+    assert written["reductions_per_step"] == 1 and written["bytes_per_step"] == 4
+    assert _choice(site, "ON_READ", "SUM")["bytes_per_step"] == 0  # the final read is not a step
+    assert "2 measured (asked for 4: the program ended after 3 steps" in report.render_text(data)
+    result = _profile("--run", "tests/fixtures/profile/programs/no_strategy.py", *FEW)
+    assert result.returncode == 2
+    assert "never called strategy.run" in result.stderr and "Traceback" not in result.stderr
