@@ -189,7 +189,7 @@ def write_report(args: argparse.Namespace, report: Dict[str, Any], chief: bool =
 
 def _static_sites(args: argparse.Namespace):
     """The sites to profile, with their static findings; None after a usage error."""
-    from .plan import FindingRef, canonical_sites, site_lines, site_spec
+    from .plan import FindingRef, canonical_sites
 
     if not args.files:
         from ..api import check_source
@@ -200,26 +200,36 @@ def _static_sites(args: argparse.Namespace):
 
         return canonical_sites(findings_of)
 
-    from ..api import linked_files
     from ..config import load_settings
     from ..files import MissingPath
 
     settings = load_settings(None, args.files[0])
     try:
-        linked = linked_files(args.files, settings)
+        return sites_and_lines(args.files, settings)[0]
     except MissingPath as exc:
         _fail(f"{exc}: no such file or directory")
         return None
+
+
+def sites_and_lines(files: List[str], settings):
+    """Every site under `files`, with the findings `check` reports on its call or its
+    updates, and each site's (first, last) line keyed by `id(spec)`."""
+    from ..api import linked_files
+    from .plan import FindingRef, site_lines, site_spec
+
+    linked = linked_files(files, settings)
     findings = _findings([lf.model.path for lf in linked], settings)
-    specs = []
+    specs, lines = [], {}
     for lf in linked:
         for site in lf.sites:
             first, last, update_lines = site_lines(site)
             mine = [FindingRef(f.code, f.line, f.severity, f.message)
                     for f in findings.get(site.path, [])
                     if first <= f.line <= last or f.line in update_lines]
-            specs.append(site_spec(site, mine))
-    return specs
+            spec = site_spec(site, mine)
+            specs.append(spec)
+            lines[id(spec)] = (first, last)
+    return specs, lines
 
 
 def _findings(paths: List[str], settings) -> Dict[str, list]:

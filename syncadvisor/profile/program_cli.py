@@ -64,25 +64,10 @@ def _chosen(values: List[str]) -> Optional[List[Tuple[str, int]]]:
 
 def _sites(files: List[str]):
     """Every site under `files`, with its findings and its (first, last) lines."""
-    from ..api import linked_files
     from ..config import load_settings
-    from .cli import _findings
-    from .plan import FindingRef, site_lines, site_spec
+    from .cli import sites_and_lines
 
-    settings = load_settings(None, files[0])
-    linked = linked_files(files, settings)
-    findings = _findings([lf.model.path for lf in linked], settings)
-    specs, lines = [], {}
-    for lf in linked:
-        for site in lf.sites:
-            first, last, update_lines = site_lines(site)
-            mine = [FindingRef(f.code, f.line, f.severity, f.message)
-                    for f in findings.get(site.path, [])
-                    if first <= f.line <= last or f.line in update_lines]
-            spec = site_spec(site, mine)
-            specs.append(spec)
-            lines[id(spec)] = (first, last)
-    return specs, lines
+    return sites_and_lines(files, load_settings(None, files[0]))
 
 
 def run_program(args: argparse.Namespace) -> int:

@@ -436,30 +436,36 @@ def _free_ports(n):
             s.close()
 
 
-@pytest.fixture(scope="module")
-def multiworker(tensorflow_required):
+def two_local_workers(*profile_args, timeout=240):
+    """`syncadvisor profile ARGS` as two MultiWorkerMirroredStrategy workers on loopback
+    ports: each one's parsed JSON report, after both exited 0."""
     ports = _free_ports(2)
     cluster = {"worker": [f"localhost:{p}" for p in ports]}
     workers = []
     for index in range(2):
         env = _env()
-        env["TF_CONFIG"] = json.dumps({"cluster": cluster, "task": {"type": "worker", "index": index}})
+        env["TF_CONFIG"] = json.dumps({"cluster": cluster,
+                                       "task": {"type": "worker", "index": index}})
         workers.append(subprocess.Popen(
-            [sys.executable, "-m", "syncadvisor", "profile", ACCUMULATOR, "--strategy", "multiworker",
-             "--format", "json", *FAST],
+            [sys.executable, "-m", "syncadvisor", "profile", *profile_args, "--format", "json"],
             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     outputs = []
     try:
         for worker in workers:
-            outputs.append(worker.communicate(timeout=240))
+            outputs.append(worker.communicate(timeout=timeout))
     finally:
         for worker in workers:
             if worker.poll() is None:
                 worker.kill()
                 worker.wait()
-    for worker, (out, err) in zip(workers, outputs):
+    for worker, (_, err) in zip(workers, outputs):
         assert worker.returncode == 0, err[-4000:]
     return [json.loads(out) for out, _ in outputs]
+
+
+@pytest.fixture(scope="module")
+def multiworker(tensorflow_required):
+    return two_local_workers(ACCUMULATOR, "--strategy", "multiworker", *FAST)
 
 
 def test_tf_multiworker_two_local_workers(multiworker):

@@ -335,32 +335,12 @@ def test_run_usage_errors(tensorflow_required):  # noqa: F811
 
 
 def test_tf_multiworker_two_local_workers(tensorflow_required):  # noqa: F811
-    from tests.profile.test_profile import _free_ports
+    from tests.profile.test_profile import two_local_workers
 
-    cluster = {"worker": [f"localhost:{p}" for p in _free_ports(2)]}
-    workers = []
-    for index in range(2):
-        env = _env()
-        env["TF_CONFIG"] = json.dumps({"cluster": cluster,
-                                       "task": {"type": "worker", "index": index}})
-        workers.append(subprocess.Popen(
-            [sys.executable, "-m", "syncadvisor", "profile", "--run",
-             "tests/fixtures/profile/multiworker_program.py", "--format", "json",
-             "--steps", "3", "--warmup", "1"],
-            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-    outputs = []
-    try:
-        for worker in workers:
-            outputs.append(worker.communicate(timeout=400))
-    finally:
-        for worker in workers:
-            if worker.poll() is None:
-                worker.kill()
-                worker.wait()
+    reports = two_local_workers("--run", "tests/fixtures/profile/multiworker_program.py",
+                                "--steps", "3", "--warmup", "1", timeout=400)
     seen = []
-    for worker, (out, err) in zip(workers, outputs):
-        assert worker.returncode == 0, err[-4000:]
-        data = json.loads(out)
+    for data in reports:
         assert data["strategy"] == "MultiWorkerMirroredStrategy"
         assert data["replicas"] == 2 and data["workers"] == 2
         (site,) = data["sites"]
@@ -514,17 +494,7 @@ def test_step_time_within_noise_of_two_runs_of_the_same_choice():
     assert verdict._time_note(fast, slow, noise_ms=0.2) == "median step 1.00 ms against 1.50 ms"
 
 
-SHORT = textwrap.dedent("""\
-    import tensorflow as tf
-
-    strategy = tf.distribute.MirroredStrategy()
-    with strategy.scope():
-        total = tf.Variable(0.0, trainable=False, aggregation=tf.VariableAggregation.SUM)
-
-
-    @tf.function
-    def step(x):
-        strategy.run(lambda x: total.assign_add(tf.reduce_sum(x)), args=(x,))
+SHORT = SNIPPET + textwrap.dedent("""\
 
 
     for i in range(3):
