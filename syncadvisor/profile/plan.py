@@ -18,7 +18,9 @@ pattern's `notes`, so a report never passes a default off as the code's):
   sums them across replicas in cross-replica context and updates the variable, as Keras
   optimizers do), and a non-trainable one as an accumulator: one `assign_add` of a
   per-replica value in replica context per step.
-- an update whose value kind is unknown is measured with a per-replica value (values that
+- an update whose value the usage model found the same on every replica (a read of a
+  variable kept in sync, an `all_reduce` result) is measured as a constant tensor; one
+  whose value kind is unknown is measured with a per-replica value (values that
   differ between replicas are where the aggregation matters); an update whose context is
   unknown is measured in replica context.
 - cross-replica updates with a per-replica value are measured as `strategy.reduce(SUM, ...)`
@@ -36,6 +38,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 from ..records import field, record
 from ..model import tfapi
 from ..model.facts import BOOL, CALL, FLOAT, INT, OTHER
+from ..model.usage import REPLICA_INVARIANT
 from ..model.tfapi import (AGG_MEAN, AGG_NONE, AGG_ONLY_FIRST_REPLICA, AGG_SUM, SYNC_AUTO,
                            SYNC_NONE, SYNC_ON_READ, SYNC_ON_WRITE)
 
@@ -404,7 +407,9 @@ def _updates_of(site, dtype: str, trainable: bool) -> Tuple[Tuple[Update, ...], 
             notes.append(f"`{method}` is measured as `{nearest}`")
             method = nearest
         kind = getattr(info, "value_kind", None)
-        if kind not in VALUE_KINDS:
+        if kind == REPLICA_INVARIANT:  # the same on every replica, as a constant is
+            kind = CONSTANT
+        elif kind not in VALUE_KINDS:
             kind = PER_REPLICA
         context = getattr(info, "replica_context", None)
         if context is None:

@@ -60,6 +60,37 @@ def test_keras3_accumulator_reference_is_on_read_sum():
     assert plan.reference_choice([ADD], "float32", tfapi.KERAS2) == ("ON_WRITE", "SUM")
 
 
+def test_replica_invariant_update_is_not_measured_as_per_replica(tmp_path):
+    # `count` is SUM, so every copy holds the sum: `count * 0.01` is the same on every
+    # replica, and the reference keeps one replica's update, not their sum.
+    from syncadvisor.profile.program_cli import _sites
+
+    source = tmp_path / "train.py"
+    source.write_text(textwrap.dedent("""\
+        import tensorflow as tf
+
+        strategy = tf.distribute.MirroredStrategy()
+        with strategy.scope():
+            w = tf.Variable(0.0, aggregation=tf.VariableAggregation.MEAN)
+            count = tf.Variable(0.0, trainable=False, aggregation=tf.VariableAggregation.SUM)
+
+
+        def replica_step(x):
+            count.assign_add(tf.reduce_sum(x))
+            w.assign_add(count * 0.01)
+
+
+        @tf.function
+        def step(x):
+            strategy.run(replica_step, args=(x,))
+        """))
+    specs, _ = _sites([str(source)])
+    by_name = {spec.name: spec.pattern for spec in specs}
+    assert by_name["w"].updates == (Update("assign_add", plan.CONSTANT, True),)
+    assert by_name["w"].reference == ("ON_WRITE", "ONLY_FIRST_REPLICA")
+    assert by_name["count"].reference == ("ON_WRITE", "SUM")
+
+
 def test_sites_that_matter():
     assert not runs.matters(_spec([ADD]))
     assert runs.matters(_spec([ADD], explicit=True))
