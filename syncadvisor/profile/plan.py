@@ -168,20 +168,27 @@ def is_integer(dtype: str) -> bool:
 
 
 def reference_choice(updates: Sequence[Update], dtype: str,
-                     family: Optional[str] = None) -> Tuple[str, str]:
+                     family: Optional[str] = None,
+                     written: Optional[str] = None) -> Tuple[str, str]:
     """The choice that keeps every copy equal after every write, with the aggregation the
     updates imply: SUM for accumulations of per-replica values, MEAN for per-replica
     assignments (statistics; ONLY_FIRST_REPLICA on integers, where MEAN is refused),
     ONLY_FIRST_REPLICA for per-replica scatters (the only aggregation MirroredVariable
     scatters accept besides NONE) and for values that are the same on every replica
     (counters), and the default AUTO/NONE when every write happens in cross-replica context
-    or through an optimizer. Where `assign_add` is a read-modify-write assign
+    or through an optimizer. Where every replica writes the same value, which
+    aggregation is right is the author's intent (SUM counts each replica's share, as an
+    examples-seen total of equal batches does; MEAN or ONLY_FIRST_REPLICA keep one), so
+    an aggregation the code writes (`written`) is the reference there; ONLY_FIRST_REPLICA
+    otherwise. Where `assign_add` is a read-modify-write assign
     (`tfapi.READ_MODIFY_WRITE_ADDS`: Keras 3), an accumulator's is ON_READ + SUM."""
     replica = [u for u in updates if u.replica_context and u.method != GRADIENT]
     if not replica:
         return (SYNC_AUTO, AGG_NONE)
     per_replica = [u for u in replica if u.value == PER_REPLICA]
     if not per_replica:
+        if written in (AGG_SUM, AGG_MEAN, AGG_ONLY_FIRST_REPLICA):
+            return (SYNC_ON_WRITE, written)
         return (SYNC_ON_WRITE, AGG_ONLY_FIRST_REPLICA)
     if any(u.method in SCATTERS for u in per_replica):
         return (SYNC_ON_WRITE, AGG_ONLY_FIRST_REPLICA)
@@ -466,7 +473,8 @@ def site_spec(site, findings: Iterable[FindingRef] = ()) -> SiteSpec:
     pattern = Pattern(
         kind="site", title=_title(updates, trainable), shape=tuple(shape), dtype=dtype,
         trainable=bool(trainable), updates=updates,
-        reference=reference_choice(updates, dtype, getattr(api, "family", None)),
+        reference=reference_choice(updates, dtype, getattr(api, "family", None),
+                                   agg_member if getattr(site.agg, "written", False) else None),
         initial=initial if initial is not None else 0.0, source=source, notes=tuple(notes),
     )
     name = getattr(site, "name", None)

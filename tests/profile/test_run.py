@@ -87,7 +87,11 @@ def test_replica_invariant_update_is_not_measured_as_per_replica(tmp_path):
     specs, _ = _sites([str(source)])
     by_name = {spec.name: spec.pattern for spec in specs}
     assert by_name["w"].updates == (Update("assign_add", plan.CONSTANT, True),)
-    assert by_name["w"].reference == ("ON_WRITE", "ONLY_FIRST_REPLICA")
+    # every replica adds the same: the code's own MEAN is the intent, not a SUM
+    assert by_name["w"].reference == ("ON_WRITE", "MEAN")
+    same = [Update("assign_add", plan.CONSTANT, True)]
+    assert plan.reference_choice(same, "float32") == ("ON_WRITE", "ONLY_FIRST_REPLICA")
+    assert plan.reference_choice(same, "float32", written="SUM") == ("ON_WRITE", "SUM")
     assert by_name["count"].reference == ("ON_WRITE", "SUM")
 
 
@@ -552,3 +556,4 @@ def test_tf_short_and_strategyless_programs(tensorflow_required, tmp_path):  # n
     result = _profile("--run", "tests/fixtures/profile/programs/no_strategy.py", *FEW)
     assert result.returncode == 2
     assert "never called strategy.run" in result.stderr and "Traceback" not in result.stderr
+
