@@ -53,6 +53,10 @@ class _Costs:
         self.bytes = 0
         self.unknown_bytes = 0
 
+    def become(self, other: "_Costs") -> None:
+        self.reductions, self.broadcasts = other.reductions, other.broadcasts
+        self.bytes, self.unknown_bytes = other.bytes, other.unknown_bytes
+
     def add(self, other: "_Costs") -> None:
         self.reductions += other.reductions
         self.broadcasts += other.broadcasts
@@ -70,6 +74,7 @@ class _State:
         self.active: Optional[_Costs] = None  # the outermost function call being traced
         self.saw_run = False
         self.depth = 0  # nesting of counted cross-device calls (count the outermost only)
+        self.trace_depth = 0  # nesting of traces (a function traced inside another's trace)
         self.done = 0  # steps finished
         self.window = _Costs()
         self.pending = _Costs()  # traffic since the last measured step, not yet charged
@@ -109,13 +114,50 @@ def _real(filename: str) -> str:
     return real
 
 
+_GENERATED: Dict[str, Dict[int, tuple]] = {}  # AutoGraph's file -> its line -> origin
+
+
+def _source_map(code, filename: str) -> Dict[int, tuple]:
+    import gc
+    import types
+
+    for holder in gc.get_referrers(code):
+        source_map = getattr(holder, "ag_source_map", None)
+        if isinstance(holder, types.FunctionType) and source_map:
+            return {where.lineno: (origin.loc.filename, origin.loc.lineno)
+                    for where, origin in source_map.items() if where.filename == filename}
+    return {}
+
+
+def _origin(frame) -> Optional[tuple]:
+    """(file, line) in the user's source of a frame in AutoGraph's generated code (the body
+    of a `tf.function` that creates a variable on its first call runs there). The converted
+    function carries the file's `ag_source_map`; a nested branch function (`if_body`) does
+    not, so the frames outward in the same file are tried too."""
+    filename = frame.f_code.co_filename
+    lines = _GENERATED.get(filename)
+    if lines is None:
+        lines = {}
+        probe = frame
+        while probe is not None and not lines:
+            if probe.f_code.co_filename == filename:
+                lines = _source_map(probe.f_code, filename)
+            probe = probe.f_back
+        _GENERATED[filename] = lines
+    return lines.get(frame.f_lineno)
+
+
 def _site_of_caller() -> Optional[str]:
     """The site whose call is running in the innermost frame in the project's files."""
     frame: Optional[Any] = sys._getframe(2)
     while frame is not None:
         path = _real(frame.f_code.co_filename)
+        line = frame.f_lineno
+        if "__autograph_generated_file" in path:
+            origin = _origin(frame)
+            if origin is not None:
+                path, line = _real(origin[0]), origin[1]
         if path in _SITES or _in_project(path):
-            line = frame.f_lineno
             for first, last, site in _SITES.get(path, ()):
                 if first <= line <= last:
                     return site
@@ -310,6 +352,31 @@ def _function_call(original):
     return __call__
 
 
+def _tracing(original):
+    """Each trace's traffic on its own: a call may trace more than once (a first call that
+    creates variables is traced again once they are lifted out), and what then runs is the
+    last trace, so it replaces what the call's earlier traces counted; a function traced
+    inside another's trace is part of that graph, so its traffic adds to it."""
+    def create(*args, **kwargs):
+        state = _STATE
+        if state is None or state.active is None:
+            return original(*args, **kwargs)
+        outer, mine = state.active, _Costs()
+        state.active = mine
+        state.trace_depth += 1
+        try:
+            return original(*args, **kwargs)
+        finally:
+            state.trace_depth -= 1
+            state.active = outer
+            if state.trace_depth:
+                outer.add(mine)
+            else:
+                outer.become(mine)
+
+    return create
+
+
 def _strategy_run(original):
     def run(self, fn, args=(), kwargs=None, options=None):
         state = _STATE
@@ -339,7 +406,8 @@ def _strategy_run(original):
 
 def _install_hooks() -> None:
     from tensorflow.python.distribute import cross_device_ops, distribute_lib
-    from tensorflow.python.eager.polymorphic_function import polymorphic_function
+    from tensorflow.python.eager.polymorphic_function import (polymorphic_function,
+                                                              tracing_compilation)
 
     context = distribute_lib._CurrentDistributionContext
     original_init = context.__init__
@@ -350,6 +418,8 @@ def _install_hooks() -> None:
     context.__init__ = __init__
     function = polymorphic_function.Function
     function.__call__ = _function_call(function.__call__)
+    tracing_compilation._create_concrete_function = _tracing(
+        tracing_compilation._create_concrete_function)
     for cls in (distribute_lib.StrategyBase, distribute_lib.Strategy):
         if "run" in vars(cls):
             cls.run = _strategy_run(vars(cls)["run"])

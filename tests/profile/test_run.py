@@ -557,3 +557,38 @@ def test_tf_short_and_strategyless_programs(tensorflow_required, tmp_path):  # n
     assert result.returncode == 2
     assert "never called strategy.run" in result.stderr and "Traceback" not in result.stderr
 
+
+def test_tf_variable_made_in_a_tf_function_body_is_its_site(tensorflow_required,  # noqa: F811
+                                                            tmp_path):
+    # The variable is created on the first call, in AutoGraph's generated code, and that
+    # call traces twice (once more after the variable is lifted): one all-reduce per step.
+    program = _program(tmp_path, """\
+        import tensorflow as tf
+
+        strategy = tf.distribute.MirroredStrategy()
+
+
+        class Tracker(tf.Module):
+            def __init__(self):
+                self.total = None
+
+            @tf.function
+            def update(self, x):
+                if self.total is None:
+                    self.total = tf.Variable(0.0, trainable=False,
+                                             aggregation=tf.VariableAggregation.SUM)
+                strategy.run(lambda v: self.total.assign_add(tf.reduce_sum(v)), args=(x,))
+
+
+        with strategy.scope():
+            tracker = Tracker()
+            for i in range(10):
+                tracker.update(tf.fill([4], float(i)))
+        """)
+    result = _profile("--run", str(program), "--format", "json", "--steps", "3", "--warmup", "1")
+    assert result.returncode == 0, result.stderr[-4000:]
+    (site,) = json.loads(result.stdout)["sites"]
+    assert (site["line"], site["name"]) == (13, "self.total")
+    written = _choice(site, "ON_WRITE", "SUM")
+    assert (written["reductions_per_step"], written["bytes_per_step"]) == (1, 4)
+    assert _choice(site, "ON_READ", "SUM")["reductions_per_step"] == 0
