@@ -13,7 +13,8 @@ What a run changes and what it watches, all without editing the user's files:
   It matches a creation to a site by its innermost frame in the project's files, and for
   the one site the run overrides, replaces `synchronization` and `aggregation`.
 - Steps: a step is one outermost call of a `tf.function` whose trace ran `strategy.run`
-  (a custom loop's step, Keras' train function under `fit`), or one eager `strategy.run`.
+  (a custom loop's step, Keras' train function under `fit`), or one eager `strategy.run`;
+  not while Keras' `evaluate` or `predict` runs (`fit`'s validation included).
   After `warmup + steps` steps, `StopProgram` (a BaseException, so `except Exception`
   and Keras' loops let it through) ends the program.
 - Costs: calls of `CrossDeviceOps` reductions, broadcasts and replica-context all-reduces
@@ -300,6 +301,25 @@ def _finish_step(state: _State, seconds: float, costs: _Costs) -> None:
         raise StopProgram()
 
 
+_KERAS_EVALUATION = frozenset({"evaluate", "predict", "test_on_batch", "predict_on_batch"})
+_KERAS_DIRS = (f"{os.sep}keras{os.sep}", f"{os.sep}tf_keras{os.sep}")
+
+
+def _keras_evaluating() -> bool:
+    """Whether Keras' `evaluate` or `predict` is running (also `fit`'s validation, which
+    calls `evaluate`): their test and predict functions run `strategy.run` too, but they
+    are not training steps, so their traffic is charged to the next step as other traffic
+    between steps is, and their times are not step times."""
+    frame: Optional[Any] = sys._getframe(2)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name in _KERAS_EVALUATION and any(d in code.co_filename
+                                                     for d in _KERAS_DIRS):
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _function_call(original):
     def __call__(self, *args, **kwargs):
         import tensorflow as tf
@@ -342,7 +362,7 @@ def _function_call(original):
             if state.saw_run:
                 state.step_functions.add(id(self))
         costs = state.traces.get(id(self), _Costs())
-        if id(self) in state.step_functions:
+        if id(self) in state.step_functions and not _keras_evaluating():
             _finish_step(state, seconds, costs)
         elif state.measuring:
             state.pending.add(costs)
@@ -386,6 +406,8 @@ def _strategy_run(original):
             state.strategies.append(self)
         if state.active is not None:  # tracing a function: it is a step function
             state.saw_run = True
+            return original(self, fn, args, kwargs, options)
+        if _keras_evaluating():  # Keras' eager test or predict step (run_eagerly=True)
             return original(self, fn, args, kwargs, options)
         eager = _Costs()
         state.active = eager
@@ -679,4 +701,9 @@ def main(argv: List[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    code = main(sys.argv[1:])
+    # Not sys.exit: Python would wait for the program's non-daemon threads (a logger thread
+    # the stopped program never got to join), and the parent would wait for this process.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -592,3 +592,20 @@ def test_tf_variable_made_in_a_tf_function_body_is_its_site(tensorflow_required,
     written = _choice(site, "ON_WRITE", "SUM")
     assert (written["reductions_per_step"], written["bytes_per_step"]) == (1, 4)
     assert _choice(site, "ON_READ", "SUM")["reductions_per_step"] == 0
+
+
+def test_tf_keras_validation_is_not_a_step_and_a_left_thread_does_not_hang(
+        tensorflow_required):  # noqa: F811
+    # fit's validation runs Keras' test function, which runs strategy.run too: 6 training
+    # steps (3 epochs of 2), not 18 with the 12 validation steps.
+    programs2 = "tests/fixtures/profile/programs2"
+    result = _profile("--run", f"{programs2}/fit_validation.py", "--format", "json",
+                      "--steps", "20", "--warmup", "1")
+    assert result.returncode == 0, result.stderr[-4000:]
+    data = json.loads(result.stdout)
+    assert (data["program_steps"], data["ended"]) == (6, "finished"), data
+    # Stopped before it joins its logger thread, the program leaves a non-daemon thread:
+    # the child must not wait for it at exit (it did, until killed 60 s later).
+    result = _profile("--run", f"{programs2}/logger_thread.py", "--steps", "2",
+                      "--warmup", "1", timeout=45)
+    assert result.returncode == 0, result.stderr[-4000:]
