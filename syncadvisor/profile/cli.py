@@ -45,7 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--run", nargs="?", const="", metavar="SCRIPT",
                         help="run this program (or, with -m, a module) once per candidate "
                              "choice of each variable site that matters, under the strategy it "
-                             "creates, and measure each: `profile --run train.py -- ARGS`")
+                             "creates, and measure each: `profile --run train.py -- ARGS` (its "
+                             "standard input is empty: give it input through files or ARGS)")
     parser.add_argument("-m", dest="module", metavar="MODULE",
                         help="with --run: run a module, as `python -m MODULE` does")
     parser.add_argument("--site", action="append", default=[], metavar="PATH:LINE",
@@ -54,7 +55,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "explicit synchronization or aggregation)")
     parser.add_argument("--choices", choices=("candidates", "all"), default="candidates",
                         help="with --run: the code's choice, the reference, AUTO + NONE and "
-                             "ON_READ where it applies (default), or all 16")
+                             "ON_READ where it applies (default), or every distinct one (12: "
+                             "AUTO and ON_WRITE run once under the mirrored strategies)")
     parser.add_argument("--seed", type=int, default=0,
                         help="with --run: the seed set before every run (default 0)")
     parser.add_argument("--timeout", type=_positive, default=300, metavar="S",

@@ -240,7 +240,8 @@ def render_run_text(report: Dict[str, Any]) -> str:
         out.extend(_run_site_text(site, human_bytes, spelled))
     if report.get("not_reached"):
         out.append("")
-        out.append("not created by the program as written (not measured):")
+        out.append("not created inside a strategy.scope() by the program as written (not "
+                   "measured: the profiler sees only variables made in a scope):")
         for s in report["not_reached"]:
             out.append(f"  {s['path']}:{s['line']}: {s['name']}")
     return "\n".join(out) + "\n"

@@ -66,20 +66,26 @@ def _usable(m: Dict[str, Any], compare_values: bool) -> bool:
     return m.get("values_agree") is True if compare_values else True
 
 
-def _rank(m: Dict[str, Any]) -> int:
+def _rank(m: Dict[str, Any], sync: Optional[str] = None) -> int:
+    """Ties: the code's choice, then one that keeps the code's synchronization (the smaller
+    edit: a tf_keras metric's ON_READ count needs its aggregation changed, not both), the
+    reference first among those, then the reference, then `advice`'s order."""
     if m.get("as_written"):
         return 0
+    same = sync is not None and m["synchronization"] == sync
+    if same:
+        return 1 if m.get("reference") else 2
     if m.get("reference"):
-        return 1
+        return 3
     key = _key(m)
     auto = (SYNC_AUTO, key[1]) if key[0] == SYNC_ON_WRITE else key
-    return 2 + (_PREFERENCE.index(auto) if auto in _PREFERENCE else len(_PREFERENCE))
+    return 4 + (_PREFERENCE.index(auto) if auto in _PREFERENCE else len(_PREFERENCE))
 
 
-def _cost_key(m: Dict[str, Any]):
+def _cost_key(m: Dict[str, Any], sync: Optional[str] = None):
     calls = (m.get("reductions_per_step") or 0) + (m.get("transfers_per_step") or 0)
     nbytes = m.get("bytes_per_step")
-    return (float("inf") if nbytes is None else nbytes, calls, _rank(m))
+    return (float("inf") if nbytes is None else nbytes, calls, _rank(m, sync))
 
 
 def _short(error: Optional[str]) -> str:
@@ -132,7 +138,8 @@ def decide(spec: SiteSpec, measurements: List[Dict[str, Any]],
     reference = next((m for m in measurements if m.get("reference")), None)
     compare = reference is not None and not reference.get("error")
     usable = [m for m in measurements if _usable(m, compare)]
-    best = min(usable, key=_cost_key) if usable else None
+    sync = current["synchronization"]
+    best = min(usable, key=lambda m: _cost_key(m, sync)) if usable else None
     mine = written(spec)
     spell = lambda m: spelled(_key(m), spec.current)  # noqa: E731
     problem = None

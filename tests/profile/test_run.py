@@ -135,6 +135,18 @@ def test_verdict_switch_names_what_it_saves():
     assert decided["static_findings"][0]["verdict"] == "agrees"
 
 
+def test_verdict_ties_keep_the_codes_synchronization():
+    # A tf_keras metric count written ON_READ + MEAN (reads half the count): ON_READ + SUM
+    # and the reference ON_WRITE + SUM cost the same; the smaller edit is the advice.
+    spec = _spec([ADD], current=("ON_READ", "MEAN"))
+    decided = verdict.decide(spec, [
+        _m("ON_READ", "MEAN", 0, 0, copies=None, values=False, written=True),
+        _m("ON_WRITE", "SUM", 0, 0, reference=True),
+        _m("ON_READ", "SUM", 0, 0, copies=None)])
+    assert decided["verdict"]["text"].startswith(
+        "ON_READ + MEAN reads values that differ from ON_WRITE + SUM's: use ON_READ + SUM")
+
+
 def test_verdict_keep_and_raise():
     spec = _spec([ADD], current=("AUTO", "SUM"))
     kept = verdict.decide(spec, [_m("ON_WRITE", "SUM", 8, written=True, reference=True),
