@@ -60,30 +60,33 @@ def test_keras3_accumulator_reference_is_on_read_sum():
     assert plan.reference_choice([ADD], "float32", tfapi.KERAS2) == ("ON_WRITE", "SUM")
 
 
+COUNT_READ_IN_STEP = textwrap.dedent("""\
+    import tensorflow as tf
+
+    strategy = tf.distribute.MirroredStrategy()
+    with strategy.scope():
+        w = tf.Variable(0.0, aggregation=tf.VariableAggregation.MEAN)
+        count = tf.Variable(0.0, trainable=False, aggregation=tf.VariableAggregation.SUM)
+
+
+    def replica_step(x):
+        count.assign_add(tf.reduce_sum(x))
+        w.assign_add(count * 0.01)
+
+
+    @tf.function
+    def step(x):
+        strategy.run(replica_step, args=(x,))
+    """)
+
+
 def test_replica_invariant_update_is_not_measured_as_per_replica(tmp_path):
     # `count` is SUM, so every copy holds the sum: `count * 0.01` is the same on every
     # replica, and the reference keeps one replica's update, not their sum.
     from syncadvisor.profile.program_cli import _sites
 
     source = tmp_path / "train.py"
-    source.write_text(textwrap.dedent("""\
-        import tensorflow as tf
-
-        strategy = tf.distribute.MirroredStrategy()
-        with strategy.scope():
-            w = tf.Variable(0.0, aggregation=tf.VariableAggregation.MEAN)
-            count = tf.Variable(0.0, trainable=False, aggregation=tf.VariableAggregation.SUM)
-
-
-        def replica_step(x):
-            count.assign_add(tf.reduce_sum(x))
-            w.assign_add(count * 0.01)
-
-
-        @tf.function
-        def step(x):
-            strategy.run(replica_step, args=(x,))
-        """))
+    source.write_text(COUNT_READ_IN_STEP)
     specs, _ = _sites([str(source)])
     by_name = {spec.name: spec.pattern for spec in specs}
     assert by_name["w"].updates == (Update("assign_add", plan.CONSTANT, True),)
@@ -461,30 +464,15 @@ def test_tf_choice_that_changes_other_variables_is_not_recommended(  # noqa: F81
         tensorflow_required, tmp_path):
     # `count` read inside the step: as ON_READ + SUM each replica reads its local half, so
     # `w` grows half as fast, though `count`'s own value (the sum) agrees.
-    program = _program(tmp_path, """\
-        import tensorflow as tf
-
-        strategy = tf.distribute.MirroredStrategy()
-        with strategy.scope():
-            w = tf.Variable(0.0, aggregation=tf.VariableAggregation.MEAN)
-            count = tf.Variable(0.0, trainable=False, aggregation=tf.VariableAggregation.SUM)
-
-
-        def replica_step(x):
-            count.assign_add(tf.reduce_sum(x))
-            w.assign_add(count * 0.01)
-
-
-        @tf.function
-        def step(x):
-            strategy.run(replica_step, args=(x,))
+    program = tmp_path / "train.py"
+    program.write_text(COUNT_READ_IN_STEP + textwrap.dedent("""\
 
 
         data = tf.data.Dataset.from_tensors(tf.ones([4])).repeat().batch(4)
         batches = iter(strategy.experimental_distribute_dataset(data))
         for _ in range(10):
             step(next(batches))
-        """)
+        """))
     result = _profile("--run", str(program), "--format", "json", "--site", f"{program}:6",
                       "--steps", "3", "--warmup", "1")
     assert result.returncode == 0, result.stderr[-4000:]
