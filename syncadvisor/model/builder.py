@@ -727,6 +727,12 @@ class ModelBuilder:
             if isinstance(element, ast.Name):
                 self._bind(element.id, Bound(BOUND_ITEM, text=element.id, attr=str(i),
                                              options=(source,)))
+            elif isinstance(element, ast.Attribute) and self._is_self(element.value):
+                # `self.accum, self.seen = make_state(model)`: item i of what it returns
+                klass = self.model.classes.get(self._fn.klass or "")
+                if klass is not None:
+                    klass.attrs.setdefault(element.attr, []).append(Bound(
+                        BOUND_ITEM, text="self." + element.attr, attr=str(i), options=(source,)))
             else:
                 self._bind_target(element, None)
 
