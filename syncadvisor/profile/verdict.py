@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ..model.tfapi import AGG_NONE, SYNC_AUTO, SYNC_ON_WRITE
+from ..model.tfapi import (AGG_MEAN, AGG_NONE, AGG_ONLY_FIRST_REPLICA, AGG_SUM, SYNC_AUTO,
+                           SYNC_ON_WRITE)
 from .advice import _PREFERENCE, judge_findings
 from .plan import SiteSpec
 
 Choice = Tuple[str, str]
+AGGREGATIONS = (AGG_NONE, AGG_SUM, AGG_MEAN, AGG_ONLY_FIRST_REPLICA)
 KEEP, SWITCH, FIX, NONE = "keep", "switch", "fix", "none"
 
 
@@ -196,7 +198,8 @@ def decide(spec: SiteSpec, measurements: List[Dict[str, Any]],
                     "synchronization": best["synchronization"] if best else None,
                     "aggregation": best["aggregation"] if best else None},
         "recommendation": recommendation,
-        "static_findings": judge_findings(run_spec, by, _key(best) if best else None),
+        "static_findings": _in_code_terms(
+            judge_findings(run_spec, by, _key(best) if best else None), spec),
     }
 
 
@@ -222,6 +225,19 @@ def from_recommendation(spec: SiteSpec, measurements: List[Dict[str, Any]],
         action, text = SWITCH, f"switch to {reason}"
     return {"action": action, "text": text, "synchronization": best[0],
             "aggregation": best[1]}
+
+
+def _in_code_terms(judged: List[Dict[str, Any]], spec: SiteSpec) -> List[Dict[str, Any]]:
+    """The judgements name the choices as they ran (ON_WRITE); where the code leaves the
+    synchronization AUTO, the tables and verdicts say AUTO, and so do these."""
+    if (spec.current[0] or SYNC_AUTO) != SYNC_AUTO:
+        return judged
+    for entry in judged:
+        why = entry.get("why") or ""
+        for agg in AGGREGATIONS:
+            why = why.replace(f"{SYNC_ON_WRITE} + {agg}", f"{SYNC_AUTO} + {agg}")
+        entry["why"] = why
+    return judged
 
 
 def _normalized_spec(spec: SiteSpec) -> SiteSpec:

@@ -124,6 +124,9 @@ def test_verdict_fix_when_the_copies_diverge():
     assert decided["verdict"]["text"].startswith(
         "AUTO + NONE diverges across replicas: use ON_READ + SUM")
     assert decided["static_findings"][0]["verdict"] == "agrees"
+    # in the code's terms, as the tables say: AUTO, not the ON_WRITE it runs as
+    assert decided["static_findings"][0]["why"] == (
+        "AUTO + NONE reads different values from the reference AUTO + SUM")
 
 
 def test_verdict_switch_names_what_it_saves():
