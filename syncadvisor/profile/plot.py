@@ -123,7 +123,8 @@ def write_run_plot(report: Dict[str, Any], path: str) -> None:
                 edgecolor="black" if best else colour, linewidth=1.6 if best else 0.5)
         note = ""
         if error:
-            stage = {"create": "at creation", "step": "in a step", "read": "when read"}.get(
+            stage = {"create": "at creation", "step": "in a step", "read": "when read",
+                     "after": "after the steps"}.get(
                 m.get("error_stage") or "", "")
             first_line = error.splitlines()[0]
             note = f"raises {first_line[:70]} {stage}".rstrip()

@@ -617,7 +617,8 @@ def _run_once(spec: Dict[str, Any], run: Dict[str, Any], out_dir: str) -> Dict[s
         _STATE = None
     if error:
         result["error"] = error
-        result["error_stage"] = state.error_stage or "program"
+        # After a step has run, the program's own code raised (a final read of the variable).
+        result["error_stage"] = state.error_stage or ("after" if state.done else "program")
     measured = max(0, state.done - state.warmup)
     result["steps"] = measured
     result["steps_total"] = state.done

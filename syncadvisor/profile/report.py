@@ -52,7 +52,8 @@ def _error(m: Dict[str, Any], width: int = 110) -> str:
     error = m.get("error")
     if not error:
         return ""
-    stage = {"create": "at creation", "step": "in the step", "read": "when read"}.get(
+    stage = {"create": "at creation", "step": "in the step", "read": "when read",
+             "after": "after the steps"}.get(
         m.get("error_stage") or "", "")
     first = error.splitlines()[0]
     text = f"{first.split(':', 1)[0]} {stage}:{first.split(':', 1)[1]}" if ":" in first and stage \

@@ -146,7 +146,8 @@ def decide(spec: SiteSpec, measurements: List[Dict[str, Any]],
     spell = lambda m: spelled(_key(m), spec.current)  # noqa: E731
     problem = None
     if current.get("error"):
-        stage = {"create": "at creation", "step": "in a step", "read": "when read"}.get(
+        stage = {"create": "at creation", "step": "in a step", "read": "when read",
+                 "after": "after the steps"}.get(
             current.get("error_stage") or "", "")
         problem = f"{mine} raises {_short(current['error'])}" + (f" {stage}" if stage else "")
     elif current.get("copies_agree") is False:
