@@ -18,10 +18,12 @@ What a run changes and what it watches, all without editing the user's files:
   After `warmup + steps` steps, `StopProgram` (a BaseException, so `except Exception`
   and Keras' loops let it through) ends the program.
 - Costs: calls of `CrossDeviceOps` reductions, broadcasts and replica-context all-reduces
-  are counted with their tensors' bytes while a function traces, and charged to every
-  later call of that function, and eager calls are charged as they run. A per-step cost is
-  the measured window's total over its steps, so an optimizer update every other step
-  counts one half.
+  are counted with their tensors' bytes while a function traces (the last trace, where a
+  call traces twice), and charged to every later call of that function, and eager calls
+  are charged as they run. Traffic between steps joins the window when the next step
+  ends, so what follows the last step (the program's final reads) never counts. A
+  per-step cost is the window's total over its steps, so an optimizer update every other
+  step counts one half.
 - Values: when the program stops, each site's variables are read in cross-replica context
   (what `.numpy()`, a checkpoint or a metric result get) and each replica's copy is read;
   every other variable made in a strategy's scope (the model's weights, the optimizer's
