@@ -108,6 +108,10 @@ FAMILY_TITLE = {TF: "TensorFlow", KERAS2: "Keras 2 (tf_keras)", KERAS3: "Keras 3
 # which adds locally and sums when read (what Keras 3's own metrics use). Measured by
 # `syncadvisor profile --run examples/train_fit.py` and tests/profile/test_run.py.
 READ_MODIFY_WRITE_ADDS = frozenset({KERAS3})
+# Families whose variables' `assign`, `assign_add` and `assign_sub` convert the value to a
+# tensor before the strategy sees it (Keras 3: `assign` starts with `_convert_to_tensor`), so
+# a Python number there never reaches SUM's "non-DistributedValues" ValueError.
+ASSIGN_CONVERTS_TO_TENSOR = frozenset({KERAS3})
 
 ENUM_VALUES = "enum"  # tf.VariableSynchronization.X members
 STRING_VALUES = "keras3-strings"  # "on_read", "sum", ...

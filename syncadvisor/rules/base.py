@@ -438,7 +438,8 @@ def set_on_read(ctx: "RuleContext", site: VariableSite, aggregation: Optional[st
                 ) -> Tuple[str, Tuple[Edit, ...]]:
     """Edits that make the site ON_READ (with `aggregation` where given) and not trainable,
     as one edit per argument: replaced values, and the missing arguments added together
-    (two insertions at one place would overlap). Returns the text of what it sets."""
+    (two insertions at one place would overlap). Returns the text of everything it sets,
+    `trainable=False` included where that changes."""
     wanted = [(tfapi.SYNC, tfapi.SYNC_ON_READ)]
     if aggregation is not None:
         wanted.insert(0, (tfapi.AGG, aggregation))
@@ -457,6 +458,7 @@ def set_on_read(ctx: "RuleContext", site: VariableSite, aggregation: Optional[st
         else:
             added.append(f"{name}={text}")
     if site.trainable is not False:
+        said.append("trainable=False")  # a change of its own: the message says it
         if site.trainable_arg is not None:
             edits.append(ctx.replace(site.trainable_arg.value.span, "False"))
         else:

@@ -60,6 +60,14 @@ class SumUpdateWithPythonNumber(Rule):
                 v = tf.Variable(0., aggregation=tf.VariableAggregation.SUM)
             v.assign_add(1.)
         """),
+        snippet("""
+            import keras
+            import tensorflow as tf
+            strategy = tf.distribute.MirroredStrategy()
+            with strategy.scope():
+                v = keras.Variable(0., trainable=False, aggregation="sum")
+            strategy.run(lambda: v.assign(1.))
+        """),
     ]
     INVALID = [
         Invalid(
@@ -86,12 +94,10 @@ class SumUpdateWithPythonNumber(Rule):
             if site.sync.member not in (tfapi.SYNC_AUTO, tfapi.SYNC_ON_WRITE) \
                     or site.agg.member != tfapi.AGG_SUM:
                 continue
-            # Keras 3 adds with `assign(v + x)`: a tensor, which SUM takes (TFS205 says what
-            # it does instead).
-            adds_assign = site.api.family in tfapi.READ_MODIFY_WRITE_ADDS
+            if site.api.family in tfapi.ASSIGN_CONVERTS_TO_TENSOR:
+                continue  # Keras 3 hands SUM a tensor (TFS205 says what assign_add does then)
             updates = [u for u in site.updates if u.method in tfapi.ASSIGN_METHODS
-                       and u.value_kind == PYTHON_NUMBER and u.replica_context
-                       and not (adds_assign and u.method != "assign")]
+                       and u.value_kind == PYTHON_NUMBER and u.replica_context]
             if not updates:
                 continue
             verdict = judge(strategy_contexts(site, updates), tfapi.MIRRORING_STRATEGIES,

@@ -41,7 +41,9 @@ class Keras3SumReadModifyWrite(Rule):
     ```
 
     ## Fix safety
-    Unsafe: reads inside `strategy.run` then see the replica's own part, not the total.
+    Unsafe: reads inside `strategy.run` then see the replica's own part, not the total,
+    and the fix also sets `trainable=False` where the variable was trainable (an
+    accumulator is not trained; the optimizer no longer sees it).
     Keras 3 `Layer.add_weight` has no `synchronization` parameter, so there is no
     automatic fix there: create the weight as a `keras.Variable` instead.
     """
