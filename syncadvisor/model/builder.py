@@ -62,6 +62,7 @@ def _fields_of(node: ast.AST) -> Tuple[str, ...]:
 _NAME, _ATTRIBUTE = ast.Name, ast.Attribute
 # Arguments that may hand an object over: a name, an attribute, an item, a call (what it
 # returns), a container of them (`Construction.passed`).
+_LITERAL_CONTAINERS = frozenset({ast.List, ast.Tuple, ast.Set})
 _PASSABLE = frozenset({ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.List, ast.Tuple,
                        ast.Set, ast.Dict})
 # Names that, bound nowhere in a module, are Python's own (`len(x)`, `print(x)`).
@@ -752,7 +753,10 @@ class ModelBuilder:
             self._bind_target(target, None)
 
     def _element_of(self, source: ast.AST) -> Bound:
-        return Bound(BOUND_ELEMENT, text=self._code(source), options=(self._ref_bound(source),))
+        text = self._code(source)
+        if source.__class__ in _LITERAL_CONTAINERS:  # `for v in (acc, total):`: each of them
+            return Bound(BOUND_ELEMENT, text=text, options=(self._bound_for(source, text),))
+        return Bound(BOUND_ELEMENT, text=text, options=(self._ref_bound(source),))
 
     # --- what a name, an expression or a value is --------------------------------------------
 
