@@ -26,8 +26,8 @@ from . import tfapi
 from .facts import (
     BOOL, BOUND_ATTR, BOUND_CALL, BOUND_CONTAINER, BOUND_ELEMENT, BOUND_ITEM, BOUND_LOCAL,
     BOUND_METHOD, BOUND_NAMES, BOUND_PARAM, BOUND_QNAME, BOUND_SELF_ATTR, CALL, ENTRY_CROSS,
-    ENTRY_REPLICA, FLOAT, INT, NONE, OTHER, QNAME, READ_CHECKPOINT, READ_SAVE, READ_WRITE,
-    SOURCE_INPUT, STR, TEST_IF, TEST_WHILE,
+    ENTRY_REPLICA, EVERY_ITEM, FLOAT, INT, NONE, OTHER, QNAME, READ_CHECKPOINT, READ_SAVE,
+    READ_WRITE, SOURCE_INPUT, STR, TEST_IF, TEST_WHILE,
     Argument, Bound, BranchTest, CallEdge, ClassInfo, Construction, CreationCall, CreatorScope,
     EnumRef, FileModel, FunctionInfo, LayerCall, ObjectUse, Read, ReplicaEntry, ScopeEntry,
     Source, Span, Update, Value,
@@ -811,7 +811,7 @@ class ModelBuilder:
                              if not isinstance(e, ast.Starred))
             return Bound(BOUND_CONTAINER, text=text, span=span, options=elements)
         if isinstance(value, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
-            return Bound(BOUND_CONTAINER, text=text, span=span,
+            return Bound(BOUND_CONTAINER, text=text, span=span, attr=EVERY_ITEM,
                          options=(self._bound_for(value.elt, text),))
         return Bound(BOUND_LOCAL, text=text, span=span)
 

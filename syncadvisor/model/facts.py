@@ -111,7 +111,8 @@ BOUND_CALL = "call"
 BOUND_METHOD = "method"  # the result of `self.<attr>()` in class `qname`
 BOUND_SELF_ATTR = "self-attr"  # `self.<attr>` of class `qname`
 BOUND_NAMES = "names"  # whatever another name is bound to (`options`)
-BOUND_CONTAINER = "container"  # a list or tuple of `options`
+BOUND_CONTAINER = "container"  # a list or tuple of `options`; attr EVERY_ITEM: a comprehension
+EVERY_ITEM = "*"  # a comprehension's one option is every item of it
 BOUND_ELEMENT = "element"  # an element of `options[0]` (`x[i]`, a loop variable)
 BOUND_ATTR = "attr"  # `<options[0]>.<attr>`
 BOUND_ITEM = "item"  # item number `attr` of what `options[0]` is (`a, b = f()`)

@@ -21,8 +21,9 @@ from . import tfapi
 from .contexts import Context, ContextAnalysis, ProjectIndex, Strategy
 from .facts import (BOOL, BOUND_ATTR, BOUND_CALL, BOUND_CONTAINER, BOUND_ELEMENT, BOUND_ITEM,
                     BOUND_METHOD, BOUND_NAMES, BOUND_PARAM, BOUND_QNAME, BOUND_SELF_ATTR, CALL,
-                    ENTRY_CROSS, FLOAT, INT, QNAME, READ_CHECKPOINT, READ_SAVE, READ_WRITE, Bound,
-                    BranchTest, Construction, CreationCall, FileModel, Read, Source, Span, Value)
+                    ENTRY_CROSS, EVERY_ITEM, FLOAT, INT, QNAME, READ_CHECKPOINT, READ_SAVE,
+                    READ_WRITE, Bound, BranchTest, Construction, CreationCall, FileModel, Read,
+                    Source, Span, Value)
 
 REPLICA = "replica"
 CROSS = "cross-replica"
@@ -302,6 +303,8 @@ class UsageAnalysis:
             return []
         index = self.index
         if bound.kind == BOUND_CONTAINER:
+            if bound.attr == EVERY_ITEM and bound.options:  # `a, b = [make(w) for w in ws]`
+                return [(bound.options[0], path)]
             return [(bound.options[i], path)] if i < len(bound.options) else []
         returns: List[Tuple[Bound, str]] = []
         if bound.kind == BOUND_NAMES:
