@@ -85,7 +85,7 @@ def write_run_plot(report: Dict[str, Any], path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from .verdict import human_bytes, spelled
+    from .verdict import STAGES, calls_per_step, human_bytes, spelled
 
     rows = []  # (label, measurement, recommended, first row of its site)
     for site in report["sites"]:
@@ -123,14 +123,12 @@ def write_run_plot(report: Dict[str, Any], path: str) -> None:
                 edgecolor="black" if best else colour, linewidth=1.6 if best else 0.5)
         note = ""
         if error:
-            stage = {"create": "at creation", "step": "in a step", "read": "when read",
-                     "after": "after the steps"}.get(
-                m.get("error_stage") or "", "")
+            stage = STAGES.get(m.get("error_stage") or "", "")
             first_line = error.splitlines()[0]
             note = f"raises {first_line[:70]} {stage}".rstrip()
         else:
-            calls = (m.get("reductions_per_step") or 0) + (m.get("transfers_per_step") or 0)
-            note = f"{human_bytes(m.get('bytes_per_step'))}, {calls:g} all-reduce(s)"
+            note = (f"{human_bytes(m.get('bytes_per_step'))}, {calls_per_step(m):g} "
+                    f"all-reduce(s)")
             if m.get("copies_agree") is False:
                 note += ", copies diverge"
             elif m.get("values_agree") is False:

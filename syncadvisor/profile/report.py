@@ -7,6 +7,7 @@ from typing import Any, Dict, List, Optional, TextIO
 from ..model.tfapi import SYNC_ON_READ
 from .advice import fmt
 from .plan import SiteSpec
+from .verdict import STAGES, calls_per_step, human_bytes, spelled, summary
 
 NOT_MEASURED = "not measured"
 
@@ -52,13 +53,18 @@ def _error(m: Dict[str, Any], width: int = 110) -> str:
     error = m.get("error")
     if not error:
         return ""
-    stage = {"create": "at creation", "step": "in the step", "read": "when read",
-             "after": "after the steps"}.get(
-        m.get("error_stage") or "", "")
+    stage = STAGES.get(m.get("error_stage") or "", "")
     first = error.splitlines()[0]
     text = f"{first.split(':', 1)[0]} {stage}:{first.split(':', 1)[1]}" if ":" in first and stage \
         else first
     return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _table(rows: List[tuple]) -> List[str]:
+    """Rows as indented columns; the last column (an error) is left ragged."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    return [("  " + "  ".join([r[i].ljust(widths[i]) for i in range(len(widths))] + [r[-1]]))
+            .rstrip() for r in rows]
 
 
 def _header(report: Dict[str, Any]) -> List[str]:
@@ -78,8 +84,6 @@ def _header(report: Dict[str, Any]) -> List[str]:
 def render_text(report: Dict[str, Any]) -> str:
     if report.get("mode") == "run":
         return render_run_text(report)
-    from .verdict import summary
-
     out = _header(report)
     if not report["sites"]:
         out.append("")
@@ -126,10 +130,7 @@ def _site_text(site: Dict[str, Any]) -> List[str]:
         rows.append((m["synchronization"], m["aggregation"], mark, _ms(m),
                      _num(m["reductions_per_step"]), _num(m["transfers_per_step"]),
                      _values(m), _error(m)))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
-    for r in rows:
-        cells = [r[i].ljust(widths[i]) for i in range(len(widths))] + [r[-1]]
-        lines.append(("  " + "  ".join(cells)).rstrip())
+    lines.extend(_table(rows))
     rec = site["recommendation"]
     if rec.get("synchronization"):
         lines.append(f"  recommendation: {fmt((rec['synchronization'], rec['aggregation']))}"
@@ -206,8 +207,6 @@ def _per(value: Optional[float]) -> str:
 
 
 def render_run_text(report: Dict[str, Any]) -> str:
-    from .verdict import human_bytes, spelled
-
     program = report["program"]
     name = program.get("script") or f"-m {program.get('module')}"
     if program.get("script"):
@@ -238,7 +237,7 @@ def render_run_text(report: Dict[str, Any]) -> str:
     out.append(report["summary"]["text"])
     for site in report["sites"]:
         out.append("")
-        out.extend(_run_site_text(site, human_bytes, spelled))
+        out.extend(_run_site_text(site))
     if report.get("not_reached"):
         out.append("")
         out.append("not created inside a strategy.scope() by the program as written (not "
@@ -263,7 +262,7 @@ def _agree(value: Optional[bool], local: bool = False) -> str:
     return "-" if value is None else ("agree" if value else "DIFFER")
 
 
-def _run_site_text(site: Dict[str, Any], human_bytes, spelled) -> List[str]:
+def _run_site_text(site: Dict[str, Any]) -> List[str]:
     pattern = site["pattern"]
     trainable = "trainable" if pattern["trainable"] else "not trainable"
     written = (site["current"]["synchronization"], site["current"]["aggregation"])
@@ -273,9 +272,7 @@ def _run_site_text(site: Dict[str, Any], human_bytes, spelled) -> List[str]:
     for m in site["measurements"]:
         mark = ",".join(x for x, on in (("code", m.get("as_written")),
                                         ("ref", m.get("reference"))) if on)
-        calls = None
-        if m.get("reductions_per_step") is not None:
-            calls = (m["reductions_per_step"] or 0) + (m.get("transfers_per_step") or 0)
+        calls = calls_per_step(m) if m.get("reductions_per_step") is not None else None
         nbytes = "-" if m.get("bytes_per_step") is None and m.get("error") else \
             human_bytes(m.get("bytes_per_step"))
         rows.append((spelled((m["synchronization"], m["aggregation"]), written), mark,
@@ -284,10 +281,7 @@ def _run_site_text(site: Dict[str, Any], human_bytes, spelled) -> List[str]:
                                                        m["synchronization"] == SYNC_ON_READ),
                      "-" if m.get("error") else _agree(m.get("values_agree")),
                      _error(m)))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
-    for r in rows:
-        cells = [r[i].ljust(widths[i]) for i in range(len(widths))] + [r[-1]]
-        lines.append(("  " + "  ".join(cells)).rstrip())
+    lines.extend(_table(rows))
     for f in site["recommendation"].get("static_findings") or []:
         if f["verdict"] != NOT_MEASURED:
             lines.append(f"  {f['verdict']}: {f['code']} (line {f['line']}): {f['why']}")

@@ -20,6 +20,9 @@ from .plan import SiteSpec
 Choice = Tuple[str, str]
 AGGREGATIONS = (AGG_NONE, AGG_SUM, AGG_MEAN, AGG_ONLY_FIRST_REPLICA)
 KEEP, SWITCH, FIX, NONE = "keep", "switch", "fix", "none"
+# Where a run's error came from (`error_stage`), as the verdicts, tables and plot say it.
+STAGES = {"create": "at creation", "step": "in a step", "read": "when read",
+          "after": "after the steps"}
 
 
 def human_bytes(count: Optional[float]) -> str:
@@ -41,9 +44,14 @@ def _n(count: Optional[float], word: str) -> str:
     return f"{text} {word}" + ("" if count == 1 else "s")
 
 
+def calls_per_step(m: Dict[str, Any]) -> float:
+    """Cross-device calls per step: reductions and broadcasts together."""
+    return (m.get("reductions_per_step") or 0) + (m.get("transfers_per_step") or 0)
+
+
 def costs(m: Dict[str, Any]) -> str:
-    calls = (m.get("reductions_per_step") or 0) + (m.get("transfers_per_step") or 0)
-    return f"{_n(calls, 'all-reduce')} ({human_bytes(m.get('bytes_per_step'))}) per step"
+    nbytes = human_bytes(m.get("bytes_per_step"))
+    return f"{_n(calls_per_step(m), 'all-reduce')} ({nbytes}) per step"
 
 
 def spelled(choice: Sequence[str], written: Sequence[Optional[str]]) -> str:
@@ -85,9 +93,8 @@ def _rank(m: Dict[str, Any], sync: Optional[str] = None) -> int:
 
 
 def _cost_key(m: Dict[str, Any], sync: Optional[str] = None):
-    calls = (m.get("reductions_per_step") or 0) + (m.get("transfers_per_step") or 0)
     nbytes = m.get("bytes_per_step")
-    return (float("inf") if nbytes is None else nbytes, calls, _rank(m, sync))
+    return (float("inf") if nbytes is None else nbytes, calls_per_step(m), _rank(m, sync))
 
 
 def _short(error: Optional[str]) -> str:
@@ -120,8 +127,7 @@ def _time_note(best: Dict[str, Any], other: Dict[str, Any],
 
 
 def _difference(best: Dict[str, Any], other: Dict[str, Any]) -> str:
-    calls = lambda m: (m.get("reductions_per_step") or 0) + (m.get("transfers_per_step") or 0)  # noqa: E731
-    d_calls = calls(other) - calls(best)
+    d_calls = calls_per_step(other) - calls_per_step(best)
     b1, b2 = best.get("bytes_per_step"), other.get("bytes_per_step")
     if b1 is None or b2 is None:
         nbytes = "unknown bytes"
@@ -146,9 +152,7 @@ def decide(spec: SiteSpec, measurements: List[Dict[str, Any]],
     spell = lambda m: spelled(_key(m), spec.current)  # noqa: E731
     problem = None
     if current.get("error"):
-        stage = {"create": "at creation", "step": "in a step", "read": "when read",
-                 "after": "after the steps"}.get(
-            current.get("error_stage") or "", "")
+        stage = STAGES.get(current.get("error_stage") or "", "")
         problem = f"{mine} raises {_short(current['error'])}" + (f" {stage}" if stage else "")
     elif current.get("copies_agree") is False:
         problem = f"{mine} diverges across replicas"
