@@ -47,10 +47,10 @@ def load(path: str) -> List[Dict[str, Any]]:
         raise ProfileUnreadable(f"cannot read {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise ProfileUnreadable(f"{path} is not JSON: {exc}") from None
-    sites = data.get("sites") if isinstance(data, dict) else None
-    if data.get("mode") != "run" if isinstance(data, dict) else True:
+    if not isinstance(data, dict) or data.get("mode") != "run":
         raise ProfileUnreadable(f"{path} is not a profile of a program: write one with "
                                 "`syncadvisor profile --run SCRIPT --save PROFILE.json`")
+    sites = data.get("sites")
     if not isinstance(sites, list):
         raise ProfileUnreadable(f"{path} has no list of sites")
     return [s for s in sites if isinstance(s, dict) and s.get("realpath")]

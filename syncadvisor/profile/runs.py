@@ -63,11 +63,7 @@ def matters(spec: SiteSpec) -> bool:
 def candidates(spec: SiteSpec, everything: bool = False) -> List[Choice]:
     """The choices to run for a site, the code's first."""
     if everything:
-        every = [normalized(spec.current)]
-        for choice in CHOICES:
-            if normalized(choice) not in every:
-                every.append(normalized(choice))
-        return every
+        return list(dict.fromkeys([normalized(spec.current)] + [normalized(c) for c in CHOICES]))
     pattern = spec.pattern
     reference = normalized(pattern.reference)
     wanted = [normalized(spec.current), reference, normalized((SYNC_AUTO, AGG_NONE))]
@@ -76,11 +72,7 @@ def candidates(spec: SiteSpec, everything: bool = False) -> List[Choice]:
         agg = reference[1] if reference[1] != AGG_NONE else AGG_SUM
         wanted.append((SYNC_ON_READ, agg))
         wanted.append((SYNC_ON_WRITE, agg))
-    found: List[Choice] = []
-    for choice in wanted:
-        if choice not in found:
-            found.append(choice)
-    return found
+    return list(dict.fromkeys(wanted))
 
 
 # --- the child process ------------------------------------------------------------------------
@@ -375,7 +367,7 @@ def profile(target: Dict[str, str], program_args: List[str], project: str,
     """Measure every candidate of every site in `specs`; the report's fields for `--run`.
 
     `lines[id(spec)]` is the site's (first, last) line; `options`: steps, warmup, seed,
-    devices, timeout, verbose, everything (all 16 choices)."""
+    devices, timeout, verbose, everything (every distinct choice, not the candidates)."""
     work = tempfile.mkdtemp(prefix="syncadvisor-profile-")
     ids = {id(spec): f"s{i}" for i, spec in enumerate(specs)}
     spec_json = {

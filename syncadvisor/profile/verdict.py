@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..model.tfapi import (AGG_MEAN, AGG_NONE, AGG_ONLY_FIRST_REPLICA, AGG_SUM, SYNC_AUTO,
                            SYNC_ON_WRITE)
+from ..records import replace
 from .advice import _PREFERENCE, judge_findings
 from .plan import SiteSpec
 
@@ -248,10 +249,7 @@ def _in_code_terms(judged: List[Dict[str, Any]], spec: SiteSpec) -> List[Dict[st
 def _normalized_spec(spec: SiteSpec) -> SiteSpec:
     from .runs import normalized
 
-    copy = SiteSpec(path=spec.path, line=spec.line, name=spec.name, pattern=spec.pattern,
-                    current=normalized(spec.current), api=spec.api, family=spec.family,
-                    findings=spec.findings, example=spec.example, explicit=spec.explicit)
-    return copy
+    return replace(spec, current=normalized(spec.current))
 
 
 def summary(sites: List[Dict[str, Any]], not_reached: int) -> Dict[str, Any]:
