@@ -12,7 +12,7 @@ import importlib.util
 import os
 import json
 import sys
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 INSTALL_HINT = ("pip install 'syncadvisor[profile]' (from a checkout of syncadvisor: "
                 "pip install '.[profile]')")
@@ -105,6 +105,21 @@ def _quiet_stderr(quiet: bool):
         os.dup2(saved, 2)
         os.close(saved)
         os.close(devnull)
+
+
+def tf_config_cluster(text: str) -> Tuple[int, Dict[str, Any], bool]:
+    """(workers, this task, whether it is the chief) from a TF_CONFIG, as
+    MultiWorkerMirroredStrategy reads it: the chief is the `chief` task where the cluster
+    has one, else worker 0. ValueError, AttributeError or TypeError for a malformed one."""
+    data = json.loads(text)
+    cluster = data.get("cluster", {})
+    task = data.get("task", {})
+    workers = len(cluster.get("worker", [])) + len(cluster.get("chief", []))
+    if cluster.get("chief"):
+        chief = task.get("type") == "chief"
+    else:
+        chief = task.get("type") == "worker" and int(task.get("index", 0)) == 0
+    return workers, task, chief
 
 
 def _importable(name: str) -> bool:

@@ -23,7 +23,6 @@ from `cli.run`). What is recorded per choice:
 from __future__ import annotations
 
 import gc
-import json
 import math
 import os
 import time
@@ -35,6 +34,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from ..model.tfapi import SYNC_ON_READ  # noqa: E402
+from .cli import tf_config_cluster  # noqa: E402
 from .plan import (ADDITIVE, CHOICES, GRADIENT, PER_REPLICA, PYTHON_NUMBER,  # noqa: E402
                    SCATTERS, Pattern, Update)
 
@@ -143,14 +143,7 @@ def _setup_multiworker(gpus, devices: Optional[int]) -> Environment:
     chief = True
     if config:
         try:
-            data = json.loads(config)
-            cluster = data.get("cluster", {})
-            task = data.get("task", {})
-            workers = len(cluster.get("worker", [])) + len(cluster.get("chief", []))
-            if cluster.get("chief"):
-                chief = task.get("type") == "chief"
-            else:
-                chief = task.get("type") == "worker" and int(task.get("index", 0)) == 0
+            workers, task, chief = tf_config_cluster(config)
         except (ValueError, AttributeError, TypeError) as exc:
             raise ProfileError(f"TF_CONFIG is not valid JSON for a cluster: {exc}") from None
     options = tf.distribute.experimental.CommunicationOptions(timeout_seconds=COLLECTIVE_TIMEOUT_S)

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import argparse
 import importlib.machinery
-import json
 import os
 import sys
 from typing import Any, Dict, List, Optional, Tuple
 
-from .cli import EXIT_OK, _fail, write_report
+from .cli import EXIT_OK, _fail, tf_config_cluster, write_report
 
 
 def _target(args: argparse.Namespace) -> Tuple[Optional[Dict[str, str]], str, List[str]]:
@@ -148,16 +147,9 @@ def _cluster() -> Tuple[int, Optional[Dict[str, Any]], bool]:
     """(workers, this task, whether it is the chief) from TF_CONFIG, as the program's
     MultiWorkerMirroredStrategy reads it; (1, None, True) without one."""
     try:
-        data = json.loads(os.environ.get("TF_CONFIG") or "{}")
-        cluster = data.get("cluster") or {}
-        task = data.get("task") or None
-    except (ValueError, AttributeError):
+        workers, task, chief = tf_config_cluster(os.environ.get("TF_CONFIG") or "{}")
+    except (ValueError, AttributeError, TypeError):
         return 1, None, True
-    workers = len(cluster.get("worker", [])) + len(cluster.get("chief", []))
-    if not workers or not isinstance(task, dict):
+    if not workers or not isinstance(task, dict) or not task:
         return 1, None, True
-    if cluster.get("chief"):
-        chief = task.get("type") == "chief"
-    else:
-        chief = task.get("type") == "worker" and int(task.get("index", 0)) == 0
     return workers, task, chief
