@@ -426,12 +426,23 @@ def set_setting(ctx: "RuleContext", site: VariableSite, setting_name: str, membe
     setting = site.sync if setting_name == tfapi.SYNC else site.agg
     if setting.arg is None and not site.api.has_parameter(setting_name):
         return member, ()
+    text, replaced, imports = _member_edit(ctx, site, setting_name, member)
+    if replaced is not None:
+        return text, (replaced,) + imports
+    return text, (ctx.add_argument(site.call, f"{setting_name}={text}"),) + imports
+
+
+def _member_edit(ctx: "RuleContext", site: VariableSite, setting_name: str, member: str
+                 ) -> Tuple[str, Optional[Edit], Tuple[Edit, ...]]:
+    """`member` spelled for the site (as its written value spells the enum, if it has
+    one), the edit that replaces the written value (None where the argument is not
+    written), and the imports the spelling needs."""
+    setting = site.sync if setting_name == tfapi.SYNC else site.agg
     hint = setting.arg.value.prefix_text if setting.arg is not None and \
         setting.arg.value.kind == QNAME else None
     text, imports = member_text(ctx, site, setting_name, member, hint)
-    if setting.arg is not None:
-        return text, (ctx.replace(setting.arg.value.span, text),) + imports
-    return text, (ctx.add_argument(site.call, f"{setting_name}={text}"),) + imports
+    replaced = ctx.replace(setting.arg.value.span, text) if setting.arg is not None else None
+    return text, replaced, imports
 
 
 def set_on_read(ctx: "RuleContext", site: VariableSite, aggregation: Optional[str] = None
@@ -447,14 +458,11 @@ def set_on_read(ctx: "RuleContext", site: VariableSite, aggregation: Optional[st
     added: List[str] = []
     said: List[str] = []
     for name, member in wanted:
-        setting = site.sync if name == tfapi.SYNC else site.agg
-        hint = setting.arg.value.prefix_text if setting.arg is not None and \
-            setting.arg.value.kind == QNAME else None
-        text, imports = member_text(ctx, site, name, member, hint)
+        text, replaced, imports = _member_edit(ctx, site, name, member)
         said.append(f"{name}={text}")
         edits.extend(imports)
-        if setting.arg is not None:
-            edits.append(ctx.replace(setting.arg.value.span, text))
+        if replaced is not None:
+            edits.append(replaced)
         else:
             added.append(f"{name}={text}")
     if site.trainable is not False:
