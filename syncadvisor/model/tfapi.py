@@ -618,6 +618,10 @@ TF_KERAS_DISTRIBUTION = "tf-keras"
 # `utils.set_random_seed`) the profiler resets between runs of a program.
 KERAS_MODULES = ("keras", "tf_keras")
 KERAS3_MODULE = KERAS_MODULES[0]
+# The Keras model methods whose test or predict function runs `strategy.run` without being a
+# training step (`fit`'s validation calls `evaluate`): the profiler does not count them.
+KERAS_EVALUATION_METHODS = frozenset({"evaluate", "predict", "test_on_batch",
+                                      "predict_on_batch"})
 # A word every one of these distributions' names holds (a quick test of a file's text).
 DISTRIBUTION_WORDS = ("tensorflow", "keras")
 # Released TensorFlow 2 minors and the last patch of each; a declared range resolves to

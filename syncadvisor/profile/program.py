@@ -42,6 +42,9 @@ from typing import Any, Dict, List, Optional
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
+from ..model.tfapi import (KERAS3_MODULE, KERAS_EVALUATION_METHODS,  # noqa: E402
+                           KERAS_MODULES)
+
 
 class StopProgram(BaseException):
     """Raised after the last measured step to end the user's program."""
@@ -303,8 +306,7 @@ def _finish_step(state: _State, seconds: float, costs: _Costs) -> None:
         raise StopProgram()
 
 
-_KERAS_EVALUATION = frozenset({"evaluate", "predict", "test_on_batch", "predict_on_batch"})
-_KERAS_DIRS = (f"{os.sep}keras{os.sep}", f"{os.sep}tf_keras{os.sep}")
+_KERAS_DIRS = tuple(f"{os.sep}{name}{os.sep}" for name in KERAS_MODULES)
 
 
 def _keras_evaluating() -> bool:
@@ -315,7 +317,7 @@ def _keras_evaluating() -> bool:
     frame: Optional[Any] = sys._getframe(2)
     while frame is not None:
         code = frame.f_code
-        if code.co_name in _KERAS_EVALUATION and any(d in code.co_filename
+        if code.co_name in KERAS_EVALUATION_METHODS and any(d in code.co_filename
                                                      for d in _KERAS_DIRS):
             return True
         frame = frame.f_back
@@ -498,8 +500,6 @@ def _purge_project_modules() -> None:
 def _reseed(seed: int) -> None:
     import numpy as np
     import tensorflow as tf
-
-    from ..model.tfapi import KERAS3_MODULE, KERAS_MODULES
 
     for name in KERAS_MODULES:
         module = sys.modules.get(name)
