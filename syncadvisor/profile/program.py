@@ -658,9 +658,13 @@ def _run_once(spec: Dict[str, Any], run: Dict[str, Any], out_dir: str) -> Dict[s
                 arrays[f"{site}|{index}|copy{replica}"] = copy
             reads[site].append(entry)
     result["created"] = reads
+    # A run is compared with others only on the variables it did not override (`runs.
+    # others_differ` skips the judged site), and its own site was read whole above.
+    overridden = (state.override or {}).get("site")
     result["fingerprints"] = [
         {"site": site, "name": getattr(v, "name", ""), "shape": str(getattr(v, "shape", "")),
-         "stats": _fingerprint(v, v._distribute_strategy)}
+         "stats": None if site is not None and site == overridden
+         else _fingerprint(v, v._distribute_strategy)}
         for site, v in state.every if getattr(v, "_distribute_strategy", None) is not None]
     loaded = {_real(getattr(m, "__file__", None) or "") for m in list(sys.modules.values())}
     if "script" in spec["target"]:
