@@ -85,6 +85,7 @@ def write_run_plot(report: Dict[str, Any], path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from .report import shown_path
     from .verdict import STAGES, calls_per_step, human_bytes, spelled
 
     rows = []  # (label, measurement, recommended, first row of its site)
@@ -161,10 +162,7 @@ def write_run_plot(report: Dict[str, Any], path: str) -> None:
     program = report.get("program", {})
     name = program.get("script") or program.get("module") or ""
     if program.get("script"):
-        import os
-
-        relative = os.path.relpath(name)
-        name = name if relative.startswith(os.pardir) else relative
+        name = shown_path(name)
     fig.suptitle(f"syncadvisor profile --run {name}: {report.get('strategy')}, "
                  f"{report.get('replicas')} replicas (green: values agree; orange: copies "
                  f"diverge or values differ; grey: raises)", fontsize=8)

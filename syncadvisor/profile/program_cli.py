@@ -13,6 +13,7 @@ import sys
 from typing import Any, Dict, List, Optional, Tuple
 
 from .cli import EXIT_OK, _fail, tf_config_cluster, write_report
+from .report import shown_path
 
 
 def _target(args: argparse.Namespace) -> Tuple[Optional[Dict[str, str]], str, List[str]]:
@@ -27,11 +28,11 @@ def _target(args: argparse.Namespace) -> Tuple[Optional[Dict[str, str]], str, Li
         if spec.submodule_search_locations:
             package = list(spec.submodule_search_locations)[0]
             project = os.path.dirname(package)
-            files = [_shown(package)]
+            files = [shown_path(package)]
         else:
             origin = spec.origin or ""
             project = os.path.dirname(origin)
-            files = [_shown(origin)]
+            files = [shown_path(origin)]
         if os.path.realpath(project).startswith(os.path.realpath(sys.prefix) + os.sep):
             return None, (f"-m {args.module}: the module is installed in {sys.prefix}, not "
                           f"part of a project to profile"), []
@@ -42,13 +43,7 @@ def _target(args: argparse.Namespace) -> Tuple[Optional[Dict[str, str]], str, Li
     if not os.path.isfile(script):
         return None, f"{script}: no such file", []
     project = os.path.dirname(os.path.abspath(script))
-    return {"script": os.path.abspath(script)}, project, [_shown(project)]
-
-
-def _shown(path: str) -> str:
-    """`path` relative to the working folder when it is under it (as `check` shows paths)."""
-    relative = os.path.relpath(path)
-    return path if relative.startswith(os.pardir) else relative
+    return {"script": os.path.abspath(script)}, project, [shown_path(project)]
 
 
 def _chosen(values: List[str]) -> Optional[List[Tuple[str, int]]]:

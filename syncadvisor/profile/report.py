@@ -1,6 +1,7 @@
 """The profile report: JSON document, text tables, progress bar (no TensorFlow)."""
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any, Dict, List, Optional, TextIO
 
@@ -198,6 +199,16 @@ class Progress:
 
 # --- `--run`: the user's program --------------------------------------------------------------
 
+def shown_path(path: str) -> str:
+    """`path` relative to the working folder when it is under it (as `check` shows paths),
+    else as it is (also where no relative path exists: another drive)."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if relative.startswith(os.pardir) else relative
+
+
 def _short_device(name: str) -> str:
     return name.rsplit("/", 1)[-1].replace("device:", "")
 
@@ -210,13 +221,7 @@ def render_run_text(report: Dict[str, Any]) -> str:
     program = report["program"]
     name = program.get("script") or f"-m {program.get('module')}"
     if program.get("script"):
-        import os
-
-        try:
-            relative = os.path.relpath(name)
-            name = name if relative.startswith(os.pardir) else relative
-        except ValueError:
-            pass
+        name = shown_path(name)
     devices = ", ".join(_short_device(d) for d in report["devices"])
     out = [
         f"syncadvisor profile: {name} under {report['strategy']}, {report['replicas']} replicas, "
