@@ -19,7 +19,7 @@ import re
 import sys
 from bisect import bisect_left, bisect_right
 from sys import intern
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from ..lines import line_starts, position
 from . import tfapi
@@ -1616,8 +1616,8 @@ class ModelBuilder:
         if found is not None:
             return found
         starts, lines = self._starts, []  # type: Tuple[List[int], List[int]]
-        for match in re.finditer(rf"\b{re.escape(name)}\b", self._text):
-            line = bisect_right(starts, match.start())
+        for at in _word_positions(self._text, name):
+            line = bisect_right(starts, at)
             if not lines or lines[-1] != line:
                 lines.append(line)
         calls: List[Tuple[ast.Call, tuple]] = []
@@ -1969,6 +1969,24 @@ def _plain_test(node: ast.AST, params: Tuple[str, ...]) -> bool:
     if kind is ast.Call:
         return (_name_of(node.func) or "") in _PYTHON_PREDICATES  # type: ignore[attr-defined]
     return False
+
+
+def _word_positions(text: str, word: str) -> Iterator[int]:
+    """Where `word` stands as a whole word in `text` (what `\\bword\\b` finds). A literal
+    search and a look at either side: a pattern that starts with `\\b` has no literal
+    prefix to scan for, and tries every position of the file."""
+    size, at = len(word), text.find(word)
+    while at >= 0:
+        end = at + size
+        if not (at and _is_word_char(text[at - 1])) and \
+                not (end < len(text) and _is_word_char(text[end])):
+            yield at
+        at = text.find(word, end)
+
+
+def _is_word_char(char: str) -> bool:
+    """`\\w` of a `str` pattern."""
+    return char.isalnum() or char == "_"
 
 
 def _before(a: ast.AST, b: ast.AST) -> bool:
