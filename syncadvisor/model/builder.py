@@ -132,7 +132,7 @@ class Function:
     """Walk state for one function, or for the module (id None)."""
 
     __slots__ = ("id", "self_name", "klass", "scopes", "info", "stateless", "node", "walrus",
-                 "next_creator", "own_calls", "tests")
+                 "next_creator", "own_calls", "tests", "guard")
 
     def __init__(self, id_: Optional[str], self_name: Optional[str], klass: Optional[str],
                  info: Optional[FunctionInfo]):
@@ -151,8 +151,10 @@ class Function:
         # undecorated (and not one TensorFlow calls): its parameters are what those pass.
         self.own_calls = False
         # Open `if`/`while` tests that may be tensors (`FileModel.branch_tests` indices),
-        # outermost first.
+        # outermost first, and the same as a tuple: what a call made now is guarded by
+        # (`FileModel.guarded_calls`), one object while the tests stay the same.
         self.tests: List[int] = []
+        self.guard: Tuple[int, ...] = ()
 
 
 class ModelBuilder:
@@ -547,8 +549,8 @@ class ModelBuilder:
                 pending = self._higher_order_lambdas.pop(id(node), None)
                 if pending is not None:
                     pending[4].append(len(self.model.calls))
-            self.model.calls.append(CallEdge(outer.id, Bound(BOUND_CALL, qname=lambda_id),
-                                             tuple(outer.scopes), info.span))
+            self._add_call(CallEdge(outer.id, Bound(BOUND_CALL, qname=lambda_id),
+                                    tuple(outer.scopes), info.span), outer)
         self._scope = Scope(FUNCTION, self._scope)
         for param in params:
             self._bind_local(param)
@@ -560,39 +562,50 @@ class ModelBuilder:
 
     def _branch(self, node) -> None:
         """`if`/`while`/`x if t else y`: a test that may be a tensor is recorded on the
-        updates and the calls of the function's own code under it (`BranchTest`)."""
+        updates and the calls of the function's own code under it (`BranchTest`, and
+        `_add_call` guards the calls)."""
         test_node = node.test
-        is_while = node.__class__ is ast.While
-        if node.__class__ is not ast.IfExp:
-            self._walk_all([test_node])
-        if _plain_test(test_node, self._fn.info.params if self._fn.info is not None else ()):
-            if node.__class__ is ast.IfExp:
-                self._walk_all([node.body, test_node, node.orelse])
+        kind = node.__class__
+        walk_all = self._walk_all
+        if kind is not ast.IfExp:
+            walk_all((test_node,))
+        fn = self._fn
+        if _plain_test(test_node, fn.info.params if fn.info is not None else ()):
+            if kind is ast.IfExp:
+                walk_all((node.body, test_node, node.orelse))
             else:
-                self._walk_all(node.body)
-                self._walk_all(node.orelse)
+                walk_all(node.body)
+                walk_all(node.orelse)
             return
+        is_while = kind is ast.While
         reads: List[Bound] = []
         self._test_reads(test_node, reads, 0)
-        fn, calls = self._fn, self.model.calls
         tests = self.model.branch_tests
         tests.append(BranchTest(TEST_WHILE if is_while else TEST_IF, self._span(test_node),
                                 self._code(test_node), tuple(reads)))
+        outer = fn.guard
         fn.tests.append(len(tests) - 1)
-        first = len(calls)
-        if node.__class__ is ast.IfExp:
-            self._walk_all([node.body, test_node, node.orelse])
+        fn.guard = tuple(fn.tests)
+        if kind is ast.IfExp:
+            walk_all((node.body, test_node, node.orelse))
         else:
-            self._walk_all(node.body)
+            walk_all(node.body)
             if not is_while:  # (a `while`'s `else` runs once, after the loop)
-                self._walk_all(node.orelse)
-        guarded, caller, around = self.model.guarded_calls, fn.id, tuple(fn.tests)
-        for i in range(first, len(calls)):  # (inner tests' entries are already there)
-            if i not in guarded and calls[i].caller == caller:
-                guarded[i] = around
+                walk_all(node.orelse)
         fn.tests.pop()
+        fn.guard = outer
         if is_while:
-            self._walk_all(node.orelse)
+            walk_all(node.orelse)
+
+    def _add_call(self, edge: CallEdge, fn: Function) -> int:
+        """Append a call of `fn`'s own code (`edge.caller` is `fn.id`), guarded by the
+        tests open in `fn`; its index."""
+        calls = self.model.calls
+        i = len(calls)
+        if fn.guard:
+            self.model.guarded_calls[i] = fn.guard
+        calls.append(edge)
+        return i
 
     def _test_reads(self, node: ast.AST, reads: List[Bound], depth: int) -> None:
         """The operands whose values a test takes: what decides whether it is a tensor."""
@@ -1034,8 +1047,7 @@ class ModelBuilder:
             self._creator_candidates[fn.id] = (fn.node, fn.next_creator[1])
         if attribute is not None and self._is_self(attribute[0]):
             callee = Bound(BOUND_METHOD, fn.klass, "", None, last)  # kind, qname, text, span, attr
-            self.model.calls.append(CallEdge(fn.id, callee, tuple(fn.scopes), self._span(node)))
-            edge = len(self.model.calls) - 1
+            edge = self._add_call(CallEdge(fn.id, callee, tuple(fn.scopes), self._span(node)), fn)
         else:
             parts = dotted_parts(func)
             if parts is not None:
@@ -1049,9 +1061,8 @@ class ModelBuilder:
                 # path (a call with keywords costs more than the object it makes)
                 callee = Bound(BOUND_CALL, None, intern(".".join(parts)), None, method, options)
                 self._pending_bounds.append((callee, self._ref(parts)))
-                self.model.calls.append(
-                    CallEdge(fn.id, callee, tuple(fn.scopes), self._span(node)))
-                edge = len(self.model.calls) - 1
+                edge = self._add_call(
+                    CallEdge(fn.id, callee, tuple(fn.scopes), self._span(node)), fn)
         if last in tfapi.HIGHER_ORDER_SLOTS_BY_NAME:
             self._record_higher_order(node, func, attribute, last, fn)
         if last in tfapi.CREATION_CALLEE_NAMES or last in self._creation_aliases:
