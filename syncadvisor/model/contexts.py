@@ -136,6 +136,8 @@ class ProjectIndex:
         self._value_calls: List[Tuple[Bound, Handed, str]] = []
         self._inits: Optional[Dict[str, List[str]]] = None
         self._values: Optional[Dict[str, List[Tuple[Handed, str, int]]]] = None
+        self._values_done = False  # (`_values` is filled while it is asked for)
+        self._calls_memo: Dict[str, List[Tuple[Handed, str, int]]] = {}
         self._instances: Optional[Callable[[], Optional[Callable[[Bound, str], List[str]]]]] = None
         self._asking: Set[Tuple[str, str]] = set()  # parameters being followed
         self._by_path: Optional[Dict[str, FileModel]] = None
@@ -376,7 +378,11 @@ class ProjectIndex:
 
     def _calls_of(self, function: str) -> List[Tuple[Handed, str, int]]:
         """The calls that may run `function`, each with the parameter its first positional
-        argument fills (1 where the instance fills `self`)."""
+        argument fills (1 where the instance fills `self`). Kept once every table it reads
+        is whole: asked for again for each parameter of each reference to it."""
+        calls = self._calls_memo.get(function)
+        if calls is not None:
+            return calls
         by_name, by_self_method = self._grouped_calls()
         calls = [(handed, path, 0) for handed, path in by_name.get(function, ())]
         owner, _, name = function.rpartition(".")
@@ -396,6 +402,8 @@ class ProjectIndex:
                            for cls in instances(receiver, path) if cls in self.classes):
                         calls.append((handed, path, bound_self))
         calls.extend(self._calls_of_values().get(function, ()))
+        if self._values_done and self._instances is not None and not self._following:
+            self._calls_memo[function] = calls
         return calls
 
     def _grouped_calls(self) -> Tuple[Dict[str, List[Tuple[Handed, str]]],
@@ -493,6 +501,7 @@ class ProjectIndex:
                     break
         finally:
             self._following = False
+        self._values_done = True
         return table
 
     def _bound_self(self, function: str) -> int:
