@@ -88,24 +88,15 @@ class NameResolver:
         return False, []
 
     def lookup(self, scope: Scope, name: str, seq: int) -> Optional[Binding]:
-        # `visible`, inlined: this runs for every name the model resolves.
-        own = True
-        current: Optional[Scope] = scope
-        while current is not None:
-            if current.kind == CLASS and not own:
-                current = current.parent  # methods do not see class-body names
-                continue
-            entries = current.bindings.get(name)
-            if entries:
-                if own:  # the last binding before the use, else the first (a use before any)
-                    for binding in reversed(entries):
-                        if binding.seq < seq:
-                            return binding
-                    return entries[0]
-                return entries[-1]
-            own = False
-            current = current.parent
-        return None
+        own, entries = self.visible(scope, name)
+        if not entries:
+            return None
+        if own:  # the last binding before the use, else the first (a use before any)
+            for binding in reversed(entries):
+                if binding.seq < seq:
+                    return binding
+            return entries[0]
+        return entries[-1]
 
     def resolve(self, ref: PendingRef, depth: int = 0) -> Optional[str]:
         """The canonical qualified name of a dotted name, or None if it is local."""
