@@ -42,6 +42,7 @@ MAX_SUM_DEPTH = 8  # how many terms deep `assign(total + a + b)` is searched for
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+_WORD = re.compile(r"\w+")
 _CONSTANT_NAMES = {None: "None", True: "True", False: "False"}
 _SKIPPED_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "kind", "is_async",
                              "type_ignores", "simple", "conversion", "level"})
@@ -1992,7 +1993,12 @@ def _plain_test(node: ast.AST, params: Tuple[str, ...]) -> bool:
 def _word_positions(text: str, word: str) -> Iterator[int]:
     """Where `word` stands as a whole word in `text` (what `\\bword\\b` finds). A literal
     search and a look at either side: a pattern that starts with `\\b` has no literal
-    prefix to scan for, and tries every position of the file."""
+    prefix to scan for, and tries every position of the file. That holds for a word of
+    `\\w` characters only: an identifier may hold others (a combining mark, `·`, `℘`),
+    where `\\b` means something else and matches may overlap; the pattern finds those."""
+    if not _WORD.fullmatch(word):
+        yield from (match.start() for match in re.finditer(rf"\b{re.escape(word)}\b", text))
+        return
     size, at = len(word), text.find(word)
     while at >= 0:
         end = at + size

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import ast
 import pickle
+import re
 import textwrap
 
 import pytest
 
 from syncadvisor.model import tfapi
-from syncadvisor.model.builder import build_model
+from syncadvisor.model.builder import _word_positions, build_model
 from syncadvisor.records import fields
 from tests import paths
 
@@ -169,3 +170,21 @@ def test_a_parameter_is_settled_from_every_reference_to_its_function(more, settl
     text = _SETTLED + more
     [update] = _model(text).updates
     assert (update.depends is not None) is settled
+
+
+@pytest.mark.parametrize("word, text", [
+    ("step", "step(1)\n_step(step2) + astep + step"),
+    ("t\u00e9", "t\u00e9(1) + t\u00e9t\u00e9 + \u00e9t\u00e9 + t\u00e9_"),  # letters past ASCII: \w
+    ("x\u0301", "x\u0301 = 1\nf(x\u0301)\nx\u0301y"),  # ends with a combining mark
+    ("_\u0906\u0930\u0902\u092d_\u0915\u0930\u0928\u093e",  # Devanagari: ends with a vowel sign
+     "def _\u0906\u0930\u0902\u092d_\u0915\u0930\u0928\u093e(v):\n    pass\n"
+     "_\u0906\u0930\u0902\u092d_\u0915\u0930\u0928\u093e(1)\n"),
+    ("\u2118", "\u2118(1) + a\u2118"),  # a symbol a name may start with
+    ("a\u00b7a", "ba\u00b7a\u00b7a"),  # a middle dot inside: matches that overlap
+])
+def test_a_word_is_found_where_the_pattern_finds_it(word, text):
+    """`_references_of` finds a function's name by `_word_positions`: where `\\bname\\b`
+    finds it, for any identifier Python takes."""
+    assert word.isidentifier()
+    expected = [m.start() for m in re.finditer(rf"\b{re.escape(word)}\b", text)]
+    assert list(_word_positions(text, word)) == expected
