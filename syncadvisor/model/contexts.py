@@ -39,6 +39,10 @@ CalleeTable = Dict[str, List[Tuple[int, List[str]]]]
 # A rule context's record of a phrase of a message and the place it names.
 Note = Callable[[str, Related], None]
 
+# What classes an object may be an instance of, and whether that answer is final (not one
+# asked from inside a cycle through the object): `ProjectIndex.set_instances`.
+Instances = Callable[[Bound, str], Tuple[List[str], bool]]
+
 
 @record(frozen=True)
 class Creator:
@@ -138,7 +142,7 @@ class ProjectIndex:
         self._values: Optional[Dict[str, List[Tuple[Handed, str, int]]]] = None
         self._values_done = False  # (`_values` is filled while it is asked for)
         self._calls_memo: Dict[str, List[Tuple[Handed, str, int]]] = {}
-        self._instances: Optional[Callable[[], Optional[Callable[[Bound, str], List[str]]]]] = None
+        self._instances: Optional[Callable[[], Optional[Instances]]] = None
         self._asking: Set[Tuple[str, str]] = set()  # parameters being followed
         self._by_path: Optional[Dict[str, FileModel]] = None
         self._following = False  # while calls of parameters are added to `_calls_into`
@@ -370,7 +374,7 @@ class ProjectIndex:
                     found.append((passed, path, edge))
         return found
 
-    def set_instances(self, instances: Callable[[Bound, str], List[str]]) -> None:
+    def set_instances(self, instances: Instances) -> None:
         """Learn what classes an object may be an instance of (a `UsageAnalysis`'s bound
         method), to follow `obj.method(x)` into the method's parameters. Held weakly: the
         index must not keep its analysis alive in a reference cycle."""
@@ -379,10 +383,12 @@ class ProjectIndex:
     def _calls_of(self, function: str) -> List[Tuple[Handed, str, int]]:
         """The calls that may run `function`, each with the parameter its first positional
         argument fills (1 where the instance fills `self`). Kept once every table it reads
-        is whole: asked for again for each parameter of each reference to it."""
+        is whole and every receiver's classes are final (not asked from inside a cycle
+        through that receiver): asked for again for each parameter of each reference."""
         calls = self._calls_memo.get(function)
         if calls is not None:
             return calls
+        final = True
         by_name, by_self_method = self._grouped_calls()
         calls = [(handed, path, 0) for handed, path in by_name.get(function, ())]
         owner, _, name = function.rpartition(".")
@@ -398,11 +404,14 @@ class ProjectIndex:
             instances = self._instances() if self._instances is not None else None
             if instances is not None and not self._following:
                 for receiver, handed, path in self._method_calls.get(name, ()):
+                    classes, whole = instances(receiver, path)
+                    final = final and whole
                     if any(method(cls, name) == function
-                           for cls in instances(receiver, path) if cls in self.classes):
+                           for cls in classes if cls in self.classes):
                         calls.append((handed, path, bound_self))
         calls.extend(self._calls_of_values().get(function, ()))
-        if self._values_done and self._instances is not None and not self._following:
+        if final and self._values_done and self._instances is not None and \
+                not self._following:
             self._calls_memo[function] = calls
         return calls
 

@@ -199,6 +199,7 @@ class UsageAnalysis:
         self.contexts = contexts
         self._keras_kind = keras_kind  # class id -> (family, kind) or (None, None)
         self._memo: Dict[Tuple[int, str], FrozenSet[Obj]] = {}
+        self._open: Set[Tuple[int, str]] = set()  # references `objects` is working out
         self.where: Dict[str, Set[Where]] = defaultdict(set)
         # Every name a project class's method has: `obj.name()` can run a project method
         # only if `name` is one (most method calls are on library objects).
@@ -217,7 +218,7 @@ class UsageAnalysis:
         self.instance_calls: Dict[str, List[Tuple[int, List[str]]]] = {}
         # path -> {span: (caller, scopes)} of the file's calls, made when first asked for
         self._edges_by_span: Dict[str, Dict[Span, Tuple[Optional[str], Tuple[int, ...]]]] = {}
-        index.set_instances(self.instances_of)
+        index.set_instances(self._instances_whole)
         self._propagate()
 
     # --- what a reference may denote --------------------------------------------
@@ -230,7 +231,9 @@ class UsageAnalysis:
         if depth > _MAX_DEPTH:
             return frozenset()
         self._memo[key] = frozenset()  # cycles resolve to nothing
+        self._open.add(key)
         result = frozenset(self._objects(bound, path, depth))
+        self._open.discard(key)
         self._memo[key] = result
         return result
 
@@ -360,6 +363,12 @@ class UsageAnalysis:
 
     def instances_of(self, bound: Bound, path: str) -> List[str]:
         return [str(o.key) for o in self.objects(bound, path) if o.kind == OBJ_INSTANCE]
+
+    def _instances_whole(self, bound: Bound, path: str) -> Tuple[List[str], bool]:
+        """`instances_of`, and whether it is the answer for good: not for a reference
+        whose objects are being worked out, which a cycle through it asks (nothing yet).
+        Any other answer is kept (`objects`), cycles inside it cut as they will be."""
+        return self.instances_of(bound, path), (id(bound), path) not in self._open
 
     def constructions(self, bound: Bound, path: str) -> List[Obj]:
         return [o for o in self.objects(bound, path) if o.kind == OBJ_INSTANCE and o.origin]
