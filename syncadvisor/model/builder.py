@@ -1048,11 +1048,6 @@ class ModelBuilder:
             self._creator_candidates[fn.id] = (fn.node, fn.next_creator[1])
         if attribute is not None and self._is_self(attribute[0]):
             callee = Bound(BOUND_METHOD, fn.klass, "", None, last)  # kind, qname, text, span, attr
-            calls = self.model.calls
-            edge = len(calls)
-            if fn.guard:  # (`_add_call`, inlined: every call of a file comes here)
-                self.model.guarded_calls[edge] = fn.guard
-            calls.append(CallEdge(fn.id, callee, tuple(fn.scopes), self._span(node)))
         else:
             parts = dotted_parts(func)
             if parts is not None:
@@ -1066,11 +1061,8 @@ class ModelBuilder:
                 # path (a call with keywords costs more than the object it makes)
                 callee = Bound(BOUND_CALL, None, intern(".".join(parts)), None, method, options)
                 self._pending_bounds.append((callee, self._ref(parts)))
-                calls = self.model.calls
-                edge = len(calls)
-                if fn.guard:
-                    self.model.guarded_calls[edge] = fn.guard
-                calls.append(CallEdge(fn.id, callee, tuple(fn.scopes), self._span(node)))
+        if callee is not None:
+            edge = self._add_call(CallEdge(fn.id, callee, tuple(fn.scopes), self._span(node)), fn)
         if last in tfapi.HIGHER_ORDER_SLOTS_BY_NAME:
             self._record_higher_order(node, func, attribute, last, fn)
         if last in tfapi.CREATION_CALLEE_NAMES or last in self._creation_aliases:
