@@ -68,6 +68,10 @@ def main(argv: list[str] | None = None) -> int:
         from benchmarks import field
 
         return field.main(rest[1:])
+    if rest[:1] == ["snapshot"]:
+        from benchmarks import snapshot
+
+        return snapshot.main(rest[1:])
     if rest[:1] == ["server"]:
         from benchmarks import server
 
