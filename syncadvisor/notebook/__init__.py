@@ -22,7 +22,7 @@ import ast
 import re
 import warnings
 import zlib
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from ..findings import ERROR, Edit, Finding, Fix, Related
 from ..files import UnreadableSource
@@ -41,6 +41,9 @@ _LINE_REFERENCE = re.compile(r"\bline (\d+)\b")  # "created at line 5" in messag
 _FLAGS = ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT  # as IPython compiles a cell
 
 
+Place = Tuple[int, int, str]  # (line, column, why) in a cell as written
+
+
 @record
 class Cell:
     """A code cell in the virtual module: lines `first`..`first + count - 1` (then its
@@ -51,7 +54,7 @@ class Cell:
     count: int
     chunk: str
     code: CellCode
-    error: Optional[Tuple[int, int, str]] = None  # not read: (line, column, why) in the cell
+    error: Optional[Place] = None  # not read: where and why
 
 
 @record
@@ -123,7 +126,10 @@ def _lines_in(text: str) -> int:
     """How many lines `text` has (a last line without a line break counts)."""
     if not text:
         return 0
-    return len(line_starts(text)) - (1 if text.endswith(("\n", "\r")) else 0)
+    last = 0 if text.endswith(("\n", "\r")) else 1
+    if "\r" not in text:
+        return text.count("\n") + last
+    return len(line_starts(text)) - 1 + last
 
 
 def load(raw: str) -> Notebook:
@@ -146,45 +152,97 @@ def load(raw: str) -> Notebook:
             continue
         codes.append((number, read_cell(_source(cell, number), quick=True)))
     marker = _MARKER + format(zlib.crc32(raw.encode("utf-8", "surrogatepass")), "08x")
+    nb = _assemble(raw, data, marker, codes)
     from ..engine.prefilter import may_hold_a_finding
 
-    # A notebook the analysis drops unparsed (no cell has a word it looks for: the text
-    # IPython makes has no word its cell lacks) is not parsed here either.
-    parse = may_hold_a_finding("".join(code.python or "" for _, code in codes))
-    parts: List[str] = []
-    cells: List[Cell] = []
-    bodies: List[ast.stmt] = []
-    line = 1
+    # A notebook the analysis drops unparsed (no cell has a word it looks for) is not
+    # parsed here either; its unsure cells (`read_cell`) are never read as Python.
+    if not may_hold_a_finding(nb.virtual):
+        return nb
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # SyntaxWarnings are not the user's question
-        for number, code in codes:
-            error = None
-            if code.python is None:
-                error = (1, 1, f"IPython cannot read this cell: {code.error}")
-            elif parse:
-                tree, error = _parse_cell(code, line)
-                if tree is not None:
-                    bodies.extend(tree.body)
-                else:  # read quickly: IPython may refuse it outright (`read_cell`)
-                    exact = read_cell(code.source)
-                    if exact.python is None:
-                        code = exact
-                        error = (1, 1, f"IPython cannot read this cell: {code.error}")
-            chunk = code.python if error is None else \
-                _UNREAD.format(number=number, line=error[0], column=error[1],
-                               why=" ".join(error[2].split())) + "\n"
-            count = _lines_in(chunk)  # type: ignore[arg-type]
-            cells.append(Cell(number, line, count, chunk, code, error))  # type: ignore[arg-type]
-            parts.append(chunk + marker + "\n")  # type: ignore[operator]
-            line += count + 1
-    virtual = "".join(parts)
-    if parse:
-        global _PARSED
-        _PARSED = (virtual, ast.Module(body=bodies, type_ignores=[]))
-    return Notebook(raw, data, virtual, marker, cells)
+        if any(code.unsure for _, code in codes):  # read those exactly: they are small
+            codes = [(n, read_cell(c.source) if c.unsure else c) for n, c in codes]
+            nb = _assemble(raw, data, marker, codes)
+        tree = _parse_whole(nb.virtual, [(c.first, c.chunk) for c in nb.cells])
+        if tree is None:
+            nb, tree = _parse_each(raw, data, marker, codes)
+    global _PARSED
+    _PARSED = (nb.virtual, tree)
+    return nb
 
 
-Place = Tuple[int, int, str]  # (line, column, why) in a cell as written
+def _assemble(raw: str, data: dict, marker: str, codes: List[Tuple[int, CellCode]],
+              errors: Optional[Dict[int, Place]] = None) -> Notebook:
+    """The notebook with its cells in one virtual module, those with `errors` (by cell
+    number) or that IPython refuses as one `_UNREAD` line each."""
+    parts: List[str] = []
+    cells: List[Cell] = []
+    line = 1
+    for number, code in codes:
+        error = (errors or {}).get(number)
+        if code.python is None:
+            error = (1, 1, f"IPython cannot read this cell: {code.error}")
+        chunk = code.python if error is None else \
+            _UNREAD.format(number=number, line=error[0], column=error[1],
+                           why=" ".join(error[2].split())) + "\n"
+        count = _lines_in(chunk)  # type: ignore[arg-type]
+        cells.append(Cell(number, line, count, chunk, code, error))  # type: ignore[arg-type]
+        parts.append(chunk + marker + "\n")  # type: ignore[operator]
+        line += count + 1
+    return Notebook(raw, data, "".join(parts), marker, cells)
+
+
+def _parse_whole(text: str, chunks: List[Tuple[int, str]]) -> Optional[ast.Module]:
+    """Python's tree of a virtual module parsed at once, where that is the tree of its
+    cells parsed one by one: each statement within one cell, and no cell's last line
+    continued by a backslash (into the marker line, a comment: alone, it would not
+    parse). Then each cell parses alone: it is whole statements, comments and blank
+    lines. Else None (a `from __future__` below cell 1, a block or bracket that a cell
+    leaves open: parse them one by one)."""
+    try:
+        tree = compile(text, "<notebook>", "exec", _FLAGS, dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    from bisect import bisect_right
+
+    firsts = [first for first, _ in chunks]
+    for _, chunk in chunks:
+        if chunk.rstrip("\r\n").endswith("\\"):
+            return None
+    for node in tree.body:
+        start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])
+        if bisect_right(firsts, start) != bisect_right(firsts, node.end_lineno or start):
+            return None
+    return tree
+
+
+def _parse_each(raw: str, data: dict, marker: str, codes: List[Tuple[int, CellCode]]
+                ) -> Tuple[Notebook, ast.Module]:
+    """Each cell (none unsure) parsed on its own; those that cannot run are left out of
+    the virtual module, which is then parsed at once, or else cell by cell."""
+    errors: Dict[int, Place] = {}
+    for index, (number, code) in enumerate(codes):
+        if code.python is None:
+            continue
+        tree, error = _parse_cell(code, 1)
+        if tree is not None:
+            continue
+        exact = read_cell(code.source)  # read quickly: IPython may refuse it outright
+        if exact.python is None:
+            codes[index] = (number, exact)
+        elif error is not None:
+            errors[number] = error
+    nb = _assemble(raw, data, marker, codes, errors)
+    whole = _parse_whole(nb.virtual, [(c.first, c.chunk) for c in nb.cells])
+    if whole is not None:
+        return nb, whole
+    bodies: List[ast.stmt] = []
+    for cell in nb.cells:
+        if cell.error is None:
+            tree, _ = _parse_cell(cell.code, cell.first)
+            bodies.extend(tree.body if tree is not None else ())
+    return nb, ast.Module(body=bodies, type_ignores=[])
 
 
 def _parse_cell(code: CellCode, first: int) -> Tuple[Optional[ast.Module], Optional[Place]]:
@@ -253,10 +311,14 @@ def parse_cells(text: str, path: str, errors: List[Finding]) -> ast.Module:
         tree = _PARSED[1]
         _PARSED = None
         return tree
+    chunks = _chunks(text) or [(1, text)]
     bodies: List[ast.stmt] = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for first, chunk in _chunks(text) or [(1, text)]:
+        whole = _parse_whole(text, chunks)
+        if whole is not None:
+            return whole
+        for first, chunk in chunks:
             if _UNREAD_RE.match(chunk.rstrip("\r\n")) and chunk.count("\n") == 1:
                 continue
             try:

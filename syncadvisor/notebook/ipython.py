@@ -26,7 +26,7 @@ import sys
 import textwrap
 import tokenize
 import warnings
-from ast import PyCF_ALLOW_TOP_LEVEL_AWAIT, PyCF_ONLY_AST
+from ast import PyCF_ALLOW_TOP_LEVEL_AWAIT, PyCF_ONLY_AST, Expr, Name
 from typing import Callable, Iterator, List, Optional, Sequence, Tuple
 
 
@@ -52,16 +52,29 @@ class CellCode:
     """What IPython makes of a cell. `python` is None where IPython refuses the cell
     (`error` says why, as IPython would raise it)."""
 
-    __slots__ = ("source", "python", "lines", "error", "added_newline", "_starts")
+    __slots__ = ("source", "python", "_lines", "error", "added_newline", "unsure", "_starts")
 
-    def __init__(self, source: str, lines: List[Line], error: Optional[str]):
+    def __init__(self, source: str, lines: Optional[List[Line]], error: Optional[str],
+                 unsure: bool = False):
         self.source = source
+        # Read quickly, and the cell may hold special syntax: `python` is what IPython
+        # makes of it only if Python can parse it (see `read_cell`).
+        self.unsure = unsure
         self.added_newline = not source.endswith("\n")  # IPython adds one: see read_cell
-        self.lines = lines
         self.error = error
-        self.python: Optional[str] = None if error is not None else \
-            "".join(line.text for line in lines)
+        # None: the cell as written is IPython's Python, line for line (made when asked)
+        self._lines = lines
+        if lines is None:
+            self.python: Optional[str] = source if not self.added_newline else source + "\n"
+        else:
+            self.python = None if error is not None else "".join(line.text for line in lines)
         self._starts: Optional[List[int]] = None
+
+    @property
+    def lines(self) -> List[Line]:
+        if self._lines is None:
+            self._lines = _split(self.python or "", 0)
+        return self._lines
 
     def _line_starts(self) -> List[int]:
         if self._starts is None:
@@ -202,6 +215,9 @@ class _PromptStripper:
             return lines
         texts = [line.text for line in lines]
         if self.doctest:
+            # Nothing is stripped without a `>>>` line outside strings: none, no `>>>`.
+            if not any(">>>" in t for t in texts):
+                return lines
             return self._doctest(lines, texts)
         if self.initial_re.match(texts[0]) or (len(texts) > 1 and self.prompt_re.match(texts[1])):
             return _shortened(lines, [self.prompt_re.sub("", t, count=1) for t in texts])
@@ -576,7 +592,63 @@ def _one_token_transform(lines: List[Line]) -> Tuple[bool, List[Line]]:
     return False, lines
 
 
+_PLACEHOLDER = "__syncadvisor_escaped_line__"
+
+
+def _simple_escapes(lines: List[Line]) -> Optional[List[Line]]:
+    """The token transforms' result, found without tokenizing, for the most common cell
+    with special syntax: only `!cmd` and `%magic` lines, each at column 0 and without a
+    backslash continuation, no `?` anywhere, and nothing else a transform could apply
+    to; None for any other cell.
+
+    With each such line replaced by a name, Python must parse the cell and find that
+    name as a statement of the module on that line. Then, as IPython tokenizes the cell
+    again after each transform, every earlier such line has become a call and this one
+    starts a logical line at bracket level 0, outside any string: its escape is the
+    first candidate, and EscapedCommand rewrites this one line. Python's own tokenizer,
+    pure Python before 3.12, costs a pass over the whole cell per such line."""
+    texts = [line.text for line in lines]
+    special = [i for i, t in enumerate(texts)  # (`%=` and `!=` are operators: full path)
+               if t[:1] in ("!", "%") and t[1:2] != "=" and not t.endswith("\\\n")]
+    if not special:
+        return None
+    rest = [t for i, t in enumerate(texts) if i not in special]
+    joined = "".join(texts)
+    # (A lone "\r" ends a line for Python's parser, not for the tokenizer before 3.12.)
+    if "?" in joined or _IPYTHON_ONLY_BREAKS.search(joined) or _MAY_TRANSFORM.search(
+            "".join(rest)) or "\r" in joined.replace("\r\n", ""):
+        return None
+    ends = [t[len(t.rstrip("\r\n")):] for t in texts]
+    probe = "".join(_PLACEHOLDER + ends[i] if i in special else t for i, t in enumerate(texts))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = compile(probe, "<cell>", "exec", PyCF_ONLY_AST | PyCF_ALLOW_TOP_LEVEL_AWAIT,
+                           dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        return None
+    found = {node.lineno - 1 for node in tree.body
+             if isinstance(node, Expr) and isinstance(node.value, Name)
+             and node.value.id == _PLACEHOLDER and node.col_offset == 0}
+    if found != set(special):
+        return None
+    out = list(lines)
+    for i in special:
+        line = texts[i].rstrip()
+        if len(line) > 1 and line[:2] in ESCAPE_DOUBLES:
+            escape, content = line[:2], line[2:]
+        else:
+            escape, content = line[:1], line[1:]
+        out[i] = Line(_TR[escape](content) + "\n", lines[i].start, lines[i].end, lines[i].skip,
+                      0, False)
+    return out
+
+
 def _token_transforms(lines: List[Line]) -> List[Line]:
+    if sys.version_info < (3, 12):
+        simple = _simple_escapes(lines)
+        if simple is not None:
+            return simple
     for _ in range(TRANSFORM_LOOP_LIMIT):
         changed, lines = _one_token_transform(lines)
         if not changed:
@@ -607,22 +679,42 @@ def _is_python(text: str) -> bool:
         return False
 
 
+_BLANK_LINE = re.compile(r"^[^\S\n]+$", re.MULTILINE)
+
+
+def _as_written(ext: str) -> bool:
+    """No transform of IPython's changes the cell `ext` (ending in a newline): what most
+    cells are, found with a few searches of the text instead of a pass over its lines."""
+    # textwrap.dedent changes nothing where the first line is not indented (no common
+    # indent) and no line is blank but for spaces (which it empties).
+    first = ext[0]
+    return not (first.isspace() or first == "%" or ">>>" in ext or "In [" in ext
+                or "...:" in ext or _MAY_TRANSFORM.search(ext) or _BLANK_LINE.search(ext))
+
+
 def read_cell(source: str, quick: bool = False) -> CellCode:
     """The cell `source` as IPython's `TransformerManager().transform_cell` reads it.
 
-    `quick` skips Python's tokenizer, and its parser, for a cell with nothing a token
-    transform could apply to (`_MAY_TRANSFORM`): its Python is then the same, but where
-    IPython's tokenizer raises (an unindent that matches no outer indent) IPython
-    refuses the cell and the quick reading gives code that Python cannot parse either.
-    A caller that parses what it gets reads such a cell again without `quick`."""
+    `quick` runs neither Python's tokenizer nor its parser: a cell that may hold special
+    syntax (`_MAY_TRANSFORM`) is left as the cleanup made it and marked `unsure`; it is
+    what IPython reads if Python can parse it (`_is_python`), which a caller that parses
+    the cells anyway learns for free, and else must be read again without `quick`. A
+    quick cell that is not unsure is what IPython reads, except where IPython's
+    tokenizer raises (an unindent that matches no outer indent): IPython refuses the
+    cell, the quick reading gives code that Python cannot parse either."""
     ext = source if source.endswith("\n") else source + "\n"
+    if quick and _as_written(ext):
+        return CellCode(source, None, None)
     lines = _split(ext, 0)
     try:
         for transform in (leading_empty_lines, leading_indent, classic_prompt, ipython_prompt,
                           cell_magic):
             lines = transform(lines)
         text = "".join(line.text for line in lines)
-        if not (quick and not _MAY_TRANSFORM.search(text)) and not _is_python(text):
+        if quick:
+            if _MAY_TRANSFORM.search(text):
+                return CellCode(source, lines, None, unsure=True)
+        elif not _is_python(text):
             lines = _token_transforms(lines)
     except _Refused as exc:
         return CellCode(source, lines, str(exc))

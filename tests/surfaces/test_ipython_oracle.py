@@ -111,7 +111,7 @@ def test_each_form_reads_as_ipython_reads_it(cell):
 
 _HEADS = ["", "%time ", "%%time ", "%%bash ", "!", "!!", "?", "??", ",", ";", "/", ">>> ",
           "... ", "In [3]: ", "   ...: ", "x = !", "y = %", "a, b = !", "z = ", "%", "%%",
-          "if x:", "def f(", ")", "#", "'", '"""', "await ", "f\"{x!r}\" "]
+          "if x:", "def f(", ")", "#", "'", '"""', "await ", "f\"{x!r}\" "] + ["!", "%"] * 4
 _BODIES = ["", "ls", "pip install tf", "tf.Variable", "tf.Variable?", "obj.attr[0]??",
            "echo a \\", "x", "(1,", "2)", "a = 1", "pass", "print('?')", "'!ls'", "%x",
            "!x", "*Strategy*?", "  ", "\t", "é", "{", "}", "=", "==", "!= 1", "cmd ; other"]
