@@ -40,7 +40,8 @@ def _corpus(folder: Path, out: Path) -> Tuple[int, int, int]:
         if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
             continue
         notebooks += 1
-        cells += sum(1 for c in data["cells"] if isinstance(c, dict) and c.get("cell_type") == "code")
+        cells += sum(1 for c in data["cells"]
+                     if isinstance(c, dict) and c.get("cell_type") == "code")
         name = f"nb{index:04d}.ipynb"
         (out / "as-is").mkdir(parents=True, exist_ok=True)
         (out / "with-tf").mkdir(parents=True, exist_ok=True)
