@@ -15,7 +15,7 @@ from ..files import UnreadableSource, module_name, reads_as_itself
 from ..findings import ERROR, Finding
 from ..model import tfapi
 from ..model.facts import FileModel
-from ..notebook import is_notebook
+from ..notebook import is_notebook, is_virtual, parse_cells, unread_cells
 from ..suppress import may_name_tfs_codes
 from .prefilter import may_hold_a_finding
 
@@ -60,11 +60,14 @@ def analyze_text(text: str, path: str, settings: Settings, module: Optional[str]
     `prefilter`, modelled even where it cannot hold a finding: a module that other
     modules import names from (`Run`'s second pass)."""
     result = FileResult(path, size=len(text), tfs_noqa=may_name_tfs_codes(text))
+    cells = is_notebook(path) and is_virtual(text)  # a notebook's cells, parsed one by one
+    if cells:
+        result.errors.extend(unread_cells(text, path))  # the cells IPython cannot run
     if prefilter and not may_hold_a_finding(text):
         return result
     with collector_paused():
         if tree is None:
-            tree = _parse(text, path, result)
+            tree = parse_cells(text, path, result.errors) if cells else _parse(text, path, result)
             if tree is None:
                 return result
         from ..model.builder import build_model

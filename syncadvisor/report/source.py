@@ -2,7 +2,7 @@
 
 A report never reads a file again: it is given the text the run analysed (or, after
 `--fix`, the fixed text), through `load`. A notebook's lines are its cells' lines, as
-the findings number them (by cell), with IPython magics as the user wrote them.
+the findings number them (by cell), as the user wrote them.
 """
 from __future__ import annotations
 
@@ -53,9 +53,5 @@ class Sources:
         lines = [line.rstrip("\r\n") for line in physical_lines(text)]
         if nb is None:
             return _File(lines, None)
-        from ..notebook import restore_magic
-
-        cells = {number: [restore_magic(line) for line in lines[first - 1:first - 1 + count]]
-                 for number, first, count in nb.cells}
+        cells = {cell.number: nb.cell_lines(cell.number) or [] for cell in nb.cells}
         return _File(lines, cells)
-
