@@ -34,7 +34,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from ..model.tfapi import SYNC_ON_READ  # noqa: E402
-from .cli import tf_config_cluster  # noqa: E402
+from .cluster import tf_config_cluster  # noqa: E402
 from .plan import (ADDITIVE, CHOICES, GRADIENT, PER_REPLICA, PYTHON_NUMBER,  # noqa: E402
                    SCATTERS, Pattern, Update)
 

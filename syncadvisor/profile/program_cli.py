@@ -12,7 +12,8 @@ import os
 import sys
 from typing import Any, Dict, List, Optional, Tuple
 
-from .cli import EXIT_OK, _fail, tf_config_cluster, write_report
+from .cluster import from_environment
+from .output import EXIT_OK, fail, write_report
 from .report import shown_path
 
 
@@ -59,7 +60,7 @@ def _chosen(values: List[str]) -> Optional[List[Tuple[str, int]]]:
 def _sites(files: List[str]):
     """Every site under `files`, with its findings and its (first, last) lines."""
     from ..config import load_settings
-    from .cli import sites_and_lines
+    from .sites import sites_and_lines
 
     return sites_and_lines(files, load_settings(None, files[0]))
 
@@ -72,14 +73,14 @@ def run_program(args: argparse.Namespace) -> int:
 
     target, project, files = _target(args)
     if target is None:
-        return _fail(project)
+        return fail(project)
     chosen = _chosen(args.site)
     if chosen is None:
-        return _fail("--site expects PATH:LINE, e.g. --site train.py:12")
+        return fail("--site expects PATH:LINE, e.g. --site train.py:12")
     specs, lines = _sites(files)
     picked = runs.plan_sites(specs, lines, chosen)
     if chosen and not picked:
-        return _fail("--site: no variable is created at " + ", ".join(args.site))
+        return fail("--site: no variable is created at " + ", ".join(args.site))
     if not picked:
         print(f"syncadvisor: no variable site in {project} has a finding about its choice or an "
               "explicit synchronization or aggregation: nothing to profile (name one with "
@@ -97,9 +98,9 @@ def run_program(args: argparse.Namespace) -> int:
     try:
         raw = runs.profile(target, list(args.files), project, picked, lines, options, progress)
     except runs.RunFailed as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     base = raw["base"]
-    workers, task, chief = _cluster()
+    workers, task, chief = from_environment()
     sites = []
     for spec, measurements in raw["sites"]:
         decided = decide(spec, measurements, raw.get("noise_ms"))
@@ -136,15 +137,3 @@ def run_program(args: argparse.Namespace) -> int:
         report["task"] = task
     write_report(args, report, chief)
     return EXIT_OK
-
-
-def _cluster() -> Tuple[int, Optional[Dict[str, Any]], bool]:
-    """(workers, this task, whether it is the chief) from TF_CONFIG, as the program's
-    MultiWorkerMirroredStrategy reads it; (1, None, True) without one."""
-    try:
-        workers, task, chief = tf_config_cluster(os.environ.get("TF_CONFIG") or "{}")
-    except (ValueError, AttributeError, TypeError):
-        return 1, None, True
-    if not workers or not isinstance(task, dict) or not task:
-        return 1, None, True
-    return workers, task, chief
