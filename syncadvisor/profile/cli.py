@@ -45,9 +45,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-m", dest="module", metavar="MODULE",
                         help="with --run: run a module, as `python -m MODULE` does")
     parser.add_argument("--site", action="append", default=[], metavar="PATH:LINE",
-                        help="with --run: profile the site created at PATH:LINE (repeatable; "
-                             "default: every site with a finding about its choice or an "
-                             "explicit synchronization or aggregation)")
+                        help="with --run: profile the site created at PATH:LINE, or the "
+                             "variables library code makes on that line (a Keras metric's, an "
+                             "optimizer's, a layer's); repeatable; default: every site with a "
+                             "finding about its choice or an explicit synchronization or "
+                             "aggregation")
     parser.add_argument("--choices", choices=("candidates", "all"), default="candidates",
                         help="with --run: the code's choice, the reference, AUTO + NONE and "
                              "ON_READ where it applies (default), or every distinct one (12: "

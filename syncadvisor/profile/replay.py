@@ -6,7 +6,7 @@ import argparse
 import contextlib
 import os
 import sys
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 from .output import EXIT_OK, fail, write_report
 
@@ -71,40 +71,54 @@ def replay(args: argparse.Namespace, specs, measure) -> int:
     return EXIT_OK
 
 
+def choices_of(spec) -> List[Tuple[str, str]]:
+    """The distinct choices under the mirrored strategies, the code's first (AUTO is
+    ON_WRITE there, so it runs once, as `--run` runs it)."""
+    from .plan import CHOICES, normalized
+
+    return list(dict.fromkeys([normalized(spec.current)] + [normalized(c) for c in CHOICES]))
+
+
 def _measure(args: argparse.Namespace, specs, env, measure) -> Dict[str, Any]:
-    from .advice import recommend
-    from .verdict import from_recommendation
-    from .plan import CHOICES
+    from .plan import choice_name, normalized
     from .report import Progress, site_json
+    from .verdict import decide, summary
 
     distinct = {spec.pattern.key() for spec in specs}
-    progress = Progress(len(distinct) * len(CHOICES),
+    progress = Progress(len(distinct) * len(choices_of(specs[0])) if specs else 1,
                         enabled=env.chief and not args.no_progress)
-    profiler = measure.Profiler(env, args.steps, args.warmup, on_choice=progress.choice)
-    cache: Dict[tuple, List[Dict[str, Any]]] = {}
+    profiler = measure.Profiler(env, args.steps, args.warmup)
+    cache: Dict[tuple, Dict[Tuple[str, str], Dict[str, Any]]] = {}
     sites = []
     for index, spec in enumerate(specs, 1):
         key = spec.pattern.key()
+        choices = choices_of(spec)
         if key not in cache:
             progress.start_site(index, len(specs), spec.label)
-            cache[key] = profiler.measure_all(spec.pattern)
-        measurements = [dict(m) for m in cache[key]]
-        recommendation = recommend(spec, measurements)
-        site = site_json(spec, measurements, recommendation)
-        site["verdict"] = from_recommendation(spec, measurements, recommendation)
+            profiler.on_choice = lambda choice, spec=spec: progress.choice(
+                choice_name(choice, spec.current))
+            cache[key] = {(m["synchronization"], m["aggregation"]): m
+                          for m in profiler.measure_all(spec.pattern, choices)}
+        implied = normalized(spec.pattern.reference)
+        measurements = []
+        for choice in choices:
+            m = dict(cache[key][choice], choice=choice_name(choice, spec.current))
+            m["as_written"] = choice == choices[0]
+            m["reference"] = choice == implied
+            measurements.append(m)
+        decided = decide(spec, measurements, None, None,
+                         against=f"the reference {choice_name(implied, spec.current)}")
+        site = site_json(spec, measurements, decided["recommendation"])
+        site["verdict"] = decided["verdict"]
+        site["recommendation"]["static_findings"] = decided["static_findings"]
         sites.append(site)
     progress.finish()
-    report: Dict[str, Any] = {
-        "tensorflow": measure.tensorflow_version(),
-        "strategy": env.strategy_name,
-        "replicas": env.replicas,
-        "devices": env.devices,
-        "device_note": env.note,
-        "workers": env.workers,
-        "steps": args.steps,
-        "warmup": args.warmup,
-        "sites": sites,
-    }
+    # The report's fields, as `--run`'s report names them (`tensorflow`: the version).
+    report: Dict[str, Any] = dict(
+        mode="replay", canonical=not args.files, tensorflow=measure.tensorflow_version(),
+        strategy=env.strategy_name, replicas=env.replicas, devices=env.devices,
+        device_note=env.note, workers=env.workers, steps=args.steps, warmup=args.warmup,
+        sites=sites, summary=summary(sites, 0))
     if env.task:
         report["task"] = env.task
     return report

@@ -2,7 +2,8 @@
 (the static model, read through its public API; no TensorFlow)."""
 from __future__ import annotations
 
-from typing import Dict, List
+import os
+from typing import Dict, List, Tuple
 
 from .plan import FindingRef, site_lines, site_spec
 
@@ -10,6 +11,13 @@ from .plan import FindingRef, site_lines, site_spec
 def sites_and_lines(files: List[str], settings):
     """Every site under `files`, with the findings `check` reports on its call or its
     updates, and each site's (first, last) line keyed by `id(spec)`."""
+    specs, lines, _ = sites_lines_findings(files, settings)
+    return specs, lines
+
+
+def sites_lines_findings(files: List[str], settings):
+    """`sites_and_lines`, and every finding under `files` by (realpath, line): a line
+    where library code makes variables has its findings too (TFS202 on a layer)."""
     from ..api import linked_files
 
     linked = linked_files(files, settings)
@@ -24,7 +32,12 @@ def sites_and_lines(files: List[str], settings):
             spec = site_spec(site, mine)
             specs.append(spec)
             lines[id(spec)] = (first, last)
-    return specs, lines
+    at: Dict[Tuple[str, int], List[FindingRef]] = {}
+    for path, found in findings.items():
+        for f in found:
+            at.setdefault((os.path.realpath(path), f.line), []).append(
+                FindingRef(f.code, f.line, f.severity, f.message))
+    return specs, lines, at
 
 
 def findings_by_path(paths: List[str], settings) -> Dict[str, list]:
