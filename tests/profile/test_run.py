@@ -212,10 +212,14 @@ def test_check_profile_carries_or_drops_findings(tmp_path):
     assert finding["message"].endswith("[measured: switch to ON_READ + SUM: 1 all-reduce (4 B) "
                                        "fewer per step, values agree]")
     assert "1 finding carries measurements, 0 dropped" in agrees.stderr
+    # each finding the profile saw is named with what the measurement said of it
+    assert f"{source}:5:13: TFS301: the measurement agrees: w" in agrees.stderr
     disagrees = _check("--profile", str(_saved_profile(tmp_path, source, "disagrees")),
                        str(source))
     assert json.loads(disagrees.stdout) == [] and disagrees.returncode == 0
     assert "0 findings carry measurements, 1 dropped" in disagrees.stderr
+    assert f"{source}:5:13: TFS301: the measurement disagrees, left out: w" in \
+        disagrees.stderr
     profile = _saved_profile(tmp_path, source, "disagrees")
     source.write_text(SNIPPET + "\n# edited\n")  # lines may have moved: not matched
     stale = _check("--profile", str(profile), str(source))
@@ -360,6 +364,11 @@ def test_tf_check_profile_changes_a_message(programs):
     messages = {f["code"]: f["message"] for f in json.loads(result.stdout)}
     assert "[measured: AUTO + NONE diverges across replicas" in messages["TFS201"]
     assert "[measured: switch to ON_READ + SUM" in messages["TFS301"]
+    # per finding, on standard error: what the measurement judged of it
+    assert "TFS201: the measurement agrees: AUTO + NONE reads different values from the " \
+           "one-replica run" in result.stderr
+    assert "TFS301: the measurement agrees: the measurement recommends ON_READ + SUM" in \
+        result.stderr
 
 
 def test_tf_plot_is_a_png(programs):
