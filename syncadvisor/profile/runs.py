@@ -301,8 +301,7 @@ def _profile(runner: Runner, alone: Runner, static: List[SiteSpec], findings_at,
     picked, unmatched = pick(static, library, lines, chosen)
     reached = [s for s in picked if s.key in made]
     ran = set(base.get("project_files", []))
-    not_reached = [s for s in static if s.key not in made
-                   and (s in picked or not chosen)
+    not_reached = [s for s in picked if s.library is None and s.key not in made
                    and os.path.realpath(s.path or "") in ran]
     result: Dict[str, Any] = {"base": base, "sites": [], "not_reached": not_reached,
                               "static": static, "library": library, "unmatched": unmatched,

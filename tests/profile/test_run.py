@@ -646,3 +646,33 @@ def test_tf_keras_validation_is_not_a_step_and_a_left_thread_does_not_hang(
     result = _profile("--run", f"{programs2}/logger_thread.py", "--steps", "2",
                       "--warmup", "1", timeout=45)
     assert result.returncode == 0, result.stderr[-4000:]
+
+
+def test_tf_sites_that_matter_but_were_not_made_in_a_scope_are_listed(
+        tensorflow_required, tmp_path):  # noqa: F811
+    # `outside` matters (SUM written) but is made outside every scope: listed as not created;
+    # `plain` is made in the scope but nothing about it matters: neither measured nor listed.
+    program = _program(tmp_path, """\
+        import tensorflow as tf
+
+        strategy = tf.distribute.MirroredStrategy()
+        outside = tf.Variable(0.0, aggregation=tf.VariableAggregation.SUM)
+        with strategy.scope():
+            total = tf.Variable(0.0, trainable=False, aggregation=tf.VariableAggregation.SUM)
+            plain = tf.Variable(1.0)
+
+
+        @tf.function
+        def step(x):
+            strategy.run(lambda v: total.assign_add(tf.reduce_sum(v)), args=(x,))
+
+
+        for i in range(6):
+            step(tf.fill([4], float(i)))
+        """)
+    result = _profile("--run", str(program), "--format", "json", "--steps", "2", "--warmup", "1")
+    assert result.returncode == 0, result.stderr[-4000:]
+    data = json.loads(result.stdout)
+    assert [s["name"] for s in data["sites"]] == ["total"]
+    assert [(s["name"], s["line"]) for s in data["not_reached"]] == [("outside", 4)]
+    assert data["summary"]["not_reached"] == 1
