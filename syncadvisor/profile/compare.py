@@ -253,12 +253,10 @@ def judge_site(site: str, runs: Sequence[Tuple[Any, Dict[str, Any]]], written: D
         left = differ - unaffected
         names = list(dict.fromkeys(label(values.records[values.keys[k]]) for k in sorted(
             left, key=lambda k: values.keys[k])))
-        own = [k for k in left if values.records[values.keys[k]].get("site") == site]
         per[id(result)] = {
             "copies_agree": copies_agree(values, site, tolerance),
             "values_agree": (not left) if compared - unaffected else None,
             "differ": names,
-            "site_differs": bool(own),
         }
     names = []
     if anchor is not None:

@@ -72,8 +72,7 @@ def test_a_choice_that_changes_the_weights_differs(tmp_path):
     judged = compare.judge_site("s0", [("ON_READ", written), ("SUM", summed), ("NONE", none)],
                                 written, load(reference), 1e-4, load)
     runs = judged["runs"]
-    assert runs[id(written)] == {"copies_agree": None, "values_agree": True, "differ": [],
-                                 "site_differs": False}
+    assert runs[id(written)] == {"copies_agree": None, "values_agree": True, "differ": []}
     assert runs[id(summed)]["values_agree"] is False and runs[id(summed)]["differ"] == ["w"]
     assert runs[id(summed)]["copies_agree"] is True
     assert runs[id(none)]["copies_agree"] is False and runs[id(none)]["differ"] == ["buf"]
