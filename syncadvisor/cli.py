@@ -354,6 +354,8 @@ def _with_profile(args: argparse.Namespace, result: RunResult) -> RunResult:
     applied = measured.apply(result.findings, sites)
     if not args.quiet:
         print(f"syncadvisor: {measured.summary(applied, args.profile)}", file=sys.stderr)
+        for line in measured.report(applied):
+            print(f"  {line}", file=sys.stderr)
     return replace(result, findings=applied.findings)
 
 

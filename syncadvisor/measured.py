@@ -2,11 +2,13 @@
 
 A profile (`syncadvisor profile --run ... --save PROFILE.json`) judges each finding it saw
 on a measured site: "agrees", "disagrees" or "not measured". Here a finding of this run
-that the profile judged (same file, code and line) is kept with the site's measured
-verdict added to its message where the measurement agrees, and dropped where it
-disagrees: advice the program's own runs contradict is a cost to the reader. A file whose
-text changed since it was profiled is not matched (its lines may have moved); the summary
-says so. No TensorFlow here.
+that the profile saw (same file, code and line) is kept with the site's measured verdict
+added to its message where the measurement agrees; kept with why it was not judged where
+it was not; and dropped where the measurement disagrees: advice the program's own runs
+contradict is a cost to the reader. Every finding the profile saw is named with what the
+measurement said of it (`report`), the disagreements among them. A file whose text
+changed since it was profiled is not matched (its lines may have moved); the summary says
+so. No TensorFlow here.
 """
 from __future__ import annotations
 
@@ -15,11 +17,23 @@ import json
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from .records import record, replace
+from .records import field, record, replace
 
 
 class ProfileUnreadable(Exception):
     """The file is not a profile this version can read (a usage error)."""
+
+
+AGREES, DISAGREES = "agrees", "disagrees"
+
+
+@record
+class Judged:
+    """What the profile said of one finding of this run."""
+
+    finding: Any
+    verdict: str  # "agrees", "disagrees" or "not measured"
+    why: str
 
 
 @record
@@ -28,6 +42,7 @@ class Applied:
     carried: int  # findings whose message now carries the measurement
     dropped: int  # findings the measurement contradicts, left out
     stale: List[str]  # files changed since they were profiled
+    judged: List[Judged] = field(default_factory=list)  # every finding the profile saw
 
 
 def file_digest(path: str) -> Optional[str]:
@@ -71,28 +86,47 @@ def apply(findings: Sequence[Any], sites: List[Dict[str, Any]]) -> Applied:
         judged = (site.get("recommendation") or {}).get("static_findings") or []
         for f in judged:
             by_key[(real, f.get("code"), f.get("line"))] = (site, f)
-    kept, carried, dropped = [], 0, 0
+    kept, carried, dropped, seen = [], 0, 0, []
     for finding in findings:
         hit = by_key.get((os.path.realpath(finding.path), finding.code, finding.line))
         if hit is None:
             kept.append(finding)
             continue
         site, judged = hit
-        if judged.get("verdict") == "disagrees":
+        verdict, why = judged.get("verdict") or "not measured", judged.get("why") or ""
+        seen.append(Judged(finding, verdict, why))
+        if verdict == DISAGREES:
             dropped += 1
             continue
-        if judged.get("verdict") == "agrees":
+        if verdict == AGREES:
             carried += 1
-            text = (site.get("verdict") or {}).get("text") or judged.get("why")
+            text = (site.get("verdict") or {}).get("text") or why
             finding = replace(finding, message=f"{finding.message} [measured: {text}]")
+        else:
+            finding = replace(finding, message=f"{finding.message} [measured site, not "
+                                               f"judged: {why}]")
         kept.append(finding)
-    return Applied(kept, carried, dropped, sorted(set(stale)))
+    return Applied(kept, carried, dropped, sorted(set(stale)), seen)
+
+
+def report(applied: Applied) -> List[str]:
+    """A line per finding the profile saw: where, its code, and what the measurement said
+    (a disagreement named as one, with the finding left out)."""
+    lines = []
+    for j in applied.judged:
+        f = j.finding
+        said = {AGREES: "agrees", DISAGREES: "disagrees, left out"}.get(j.verdict,
+                                                                       "not judged")
+        lines.append(f"{f.path}:{f.line}:{f.column}: {f.code}: the measurement {said}: {j.why}")
+    return lines
 
 
 def summary(applied: Applied, path: str) -> str:
+    unjudged = len(applied.judged) - applied.carried - applied.dropped
     words = [f"{applied.carried} finding{' carries' if applied.carried == 1 else 's carry'} "
              f"measurements",
-             f"{applied.dropped} dropped as the measurements contradict them"]
+             f"{applied.dropped} dropped as the measurements contradict them",
+             f"{unjudged} on measured sites not judged"]
     text = f"Profile {path}: " + ", ".join(words) + "."
     if applied.stale:
         text += (f" Not matched, changed since profiled: {', '.join(applied.stale)}.")

@@ -1,23 +1,18 @@
-"""From measurements to a recommendation, and what the static findings said (no TensorFlow).
+"""What the static findings on a measured site say, read against its measurements (no
+TensorFlow): "agrees", "disagrees" or "not measured", and why.
 
-The recommendation is chosen from the measured counts only, never from the step times
-(which are reported, but too noisy on shared CPUs to decide on): among the choices that
-ran without an exception and whose values read agree with the reference choice, the one
-with the fewest cross-device reductions per step, then the fewest cross-device transfers
-per step; ties go to the code's own choice, then to the simplest spelling (the default
-AUTO + NONE first, then ON_READ, which keeps writes local, then AUTO with an aggregation,
-and ON_WRITE, which AUTO already means under the mirrored strategies, last). For a
-trainable variable ON_READ ranks after every other choice: tf_keras refuses it and its
-gradients are per replica.
+`_PREFERENCE` is the order `verdict.py` breaks the last ties in: the simplest spelling
+first (the default AUTO + NONE, then ON_READ, which keeps writes local, then AUTO with an
+aggregation, and ON_WRITE, which AUTO already means under the mirrored strategies, last).
 """
 from __future__ import annotations
 
+import textwrap
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ..model import tfapi
 from ..model.tfapi import (AGG_MEAN, AGG_NONE, AGG_ONLY_FIRST_REPLICA, AGG_SUM, SYNC_AUTO,
                            SYNC_NONE, SYNC_ON_READ, SYNC_ON_WRITE)
-from .plan import SiteSpec
+from .plan import SETTING, SYNCHRONIZED, SiteSpec, normalized
 
 Choice = Tuple[str, str]
 
@@ -56,100 +51,37 @@ def fmt(choice: Optional[Sequence[Optional[str]]]) -> str:
     return f"{choice[0]} + {choice[1]}"
 
 
-def _key(m: Dict[str, Any]) -> Choice:
-    return (m["synchronization"], m["aggregation"])
-
-
-def _usable(m: Optional[Dict[str, Any]]) -> bool:
-    return m is not None and m.get("error") is None and m.get("values_agree") is True
-
-
-def _rank(choice: Choice, current: Choice, trainable: bool) -> int:
-    on_read_penalty = 100 if trainable and choice[0] == SYNC_ON_READ else 0
-    if choice == current:
-        return on_read_penalty
-    base = _PREFERENCE.index(choice) + 1 if choice in _PREFERENCE else len(_PREFERENCE) + 1
-    return base + on_read_penalty
-
-
-def _time(m: Optional[Dict[str, Any]]) -> Optional[float]:
-    if m is None or not m.get("step_time_ms"):
-        return None
-    return m["step_time_ms"].get("median")
-
-
-def _n(count: Optional[int], word: str) -> str:
-    return f"{count} {word}" + ("" if count == 1 else "s")
-
-
-def _counts(m: Dict[str, Any]) -> str:
-    return (f"{_n(m['reductions_per_step'], 'cross-device reduction')} and "
-            f"{_n(m['transfers_per_step'], 'transfer')} per step")
-
-
 def _short_error(m: Dict[str, Any]) -> str:
     text = (m.get("error") or "").splitlines()[0] if m.get("error") else ""
-    return text if len(text) <= 160 else text[:157] + "..."
-
-
-def recommend(spec: SiteSpec, measurements: List[Dict[str, Any]]) -> Dict[str, Any]:
-    by = {_key(m): m for m in measurements}
-    pattern = spec.pattern
-    current: Choice = (spec.current[0] or "", spec.current[1] or "")
-    reference = pattern.reference
-    ref = by.get(reference)
-    usable = [m for m in measurements if _usable(m)]
-    if not usable:
-        reason = "no choice ran without an exception and read the same values as the reference"
-        if ref is not None and ref.get("error"):
-            reason += f" (the reference {fmt(reference)} raised: {_short_error(ref)})"
-        result: Dict[str, Any] = {"synchronization": None, "aggregation": None,
-                                  "reason": reason}
-        result["static_findings"] = judge_findings(spec, by, None)
-        return result
-    best = min(usable, key=lambda m: (m["reductions_per_step"], m["transfers_per_step"],
-                                      _rank(_key(m), current, pattern.trainable)))
-    best_key = _key(best)
-    cur = by.get(current)
-    first = f"{'keep ' if best_key == current else ''}{fmt(best_key)}: {_counts(best)}"
-    if best_key != reference and ref is not None:
-        first += (f", and the values read agree with the reference {fmt(reference)} "
-                  f"({_counts(ref)})")
-    parts: List[str] = [first]
-    if cur is not None and best_key != current and cur is not ref:
-        if cur.get("error"):
-            parts.append(f"the code's {fmt(current)} raised {_short_error(cur)}")
-        elif cur.get("values_agree") is False:
-            parts.append(f"the code's {fmt(current)} ({_counts(cur)}) reads different values "
-                         f"from the reference")
-        else:
-            parts.append(f"the code's {fmt(current)}: {_counts(cur)}")
-    other_key = current if cur is not None and best_key != current else reference
-    other = by.get(other_key)
-    t_best, t_other = _time(best), _time(other)
-    if t_best is not None and t_other is not None and other_key != best_key:
-        parts.append(f"median step {t_best:.3f} ms against {t_other:.3f} ms for {fmt(other_key)}")
-    if best_key[0] == SYNC_ON_READ and best.get("reductions_per_read") is not None:
-        parts.append(f"its aggregation happens when it is read in cross-replica context instead: "
-                     f"{_n(best['reductions_per_read'], 'reduction')} per read")
-    if spec.family == tfapi.KERAS3 and best_key[0] not in (SYNC_AUTO, current[0]) and \
-            (spec.api or "").startswith("Layer.add_weight"):
-        parts.append("Keras 3 `add_weight` has no synchronization parameter: create a "
-                     "`keras.Variable(..., synchronization=\"on_read\")` instead")
-    result = {"synchronization": best_key[0], "aggregation": best_key[1],
-              "reason": "; ".join(parts)}
-    result["static_findings"] = judge_findings(spec, by, best_key)
-    return result
+    return text if len(text) <= 160 else textwrap.shorten(text, 160, placeholder=" ...")
 
 
 def judge_findings(spec: SiteSpec, by: Dict[Choice, Dict[str, Any]],
-                   best: Optional[Choice]) -> List[Dict[str, Any]]:
+                   best: Optional[Choice], against: Optional[str] = None) -> List[Dict[str, Any]]:
+    """Each static finding on the site read against its measurements: "agrees",
+    "disagrees" or "not measured", and why. `against` names what values were judged
+    against (default: the pattern's implied choice)."""
+    against = against or f"the reference {fmt(spec.pattern.reference)}"
     out = []
     for f in spec.findings:
-        verdict, why = _judge(f.code, spec, by, best)
+        verdict, why = _judge(f.code, spec, by, best, against)
         out.append({"code": f.code, "line": f.line, "severity": f.severity,
                     "message": f.message, "verdict": verdict, "why": why})
     return out
+
+
+def _judge_synchronized(spec: SiteSpec, by: Dict[Choice, Dict[str, Any]],
+                        against: str) -> Tuple[str, str]:
+    """TFS202 (BatchNormalization without `synchronized=True`) read against the run with it."""
+    written = by.get(normalized(spec.current))
+    synced = by[(SETTING, SYNCHRONIZED)]
+    if written is None or written.get("error") or synced.get("error"):
+        return "not measured", "the layer's runs did not both finish"
+    wrong = written.get("copies_agree") is False or written.get("values_agree") is False
+    if wrong:
+        return "agrees", (f"without {SYNCHRONIZED} the statistics' copies diverge or differ "
+                          f"from {against}")
+    return "disagrees", f"without {SYNCHRONIZED} the values agree with {against}"
 
 
 def _errored(m: Optional[Dict[str, Any]]) -> bool:
@@ -157,7 +89,9 @@ def _errored(m: Optional[Dict[str, Any]]) -> bool:
 
 
 def _judge(code: str, spec: SiteSpec, by: Dict[Choice, Dict[str, Any]],
-           best: Optional[Choice]) -> Tuple[str, str]:
+           best: Optional[Choice], against: str) -> Tuple[str, str]:
+    if code == "TFS202" and (SETTING, SYNCHRONIZED) in by:
+        return _judge_synchronized(spec, by, against)
     if code in NOT_MEASURED:
         return "not measured", f"about {NOT_MEASURED[code]}, which the profiler does not measure"
     current: Choice = (spec.current[0] or "", spec.current[1] or "")
@@ -202,12 +136,11 @@ def _judge(code: str, spec: SiteSpec, by: Dict[Choice, Dict[str, Any]],
         return verdict(_errored(m), f"ON_WRITE + SUM raised: {_short_error(m)}",
                        "ON_WRITE + SUM ran without an error")
     if code == "TFS201":
-        if cur is None or cur.get("values_agree") is None:
+        if cur is None or cur.get("values_agree") is None and cur.get("copies_agree") is None:
             return "not measured", "the code's choice was not measured to the end"
-        return verdict(cur.get("values_agree") is False,
-                       f"{fmt(current)} reads different values from the reference "
-                       f"{fmt(spec.pattern.reference)}",
-                       f"{fmt(current)} read the reference's values")
+        wrong = cur.get("values_agree") is False or cur.get("copies_agree") is False
+        return verdict(wrong, f"{fmt(current)} reads different values from {against}",
+                       f"{fmt(current)} read the values of {against}")
     if code == "TFS301":
         if best is None:
             return "not measured", "no choice was usable"

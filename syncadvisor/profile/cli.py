@@ -7,16 +7,11 @@ installed (the `profile` extra).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib.util
 import os
-import json
-import sys
-from typing import Any, Dict, List, Tuple
 
-INSTALL_HINT = ("pip install 'syncadvisor[profile]' (from a checkout of syncadvisor: "
-                "pip install '.[profile]')")
-EXIT_OK, EXIT_ERROR = 0, 2
+from .output import EXIT_ERROR, INSTALL_HINT, fail, missing_tensorflow
+
 DEFAULT_STEPS = 20
 DEFAULT_WARMUP = 3
 
@@ -50,9 +45,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-m", dest="module", metavar="MODULE",
                         help="with --run: run a module, as `python -m MODULE` does")
     parser.add_argument("--site", action="append", default=[], metavar="PATH:LINE",
-                        help="with --run: profile the site created at PATH:LINE (repeatable; "
-                             "default: every site with a finding about its choice or an "
-                             "explicit synchronization or aggregation)")
+                        help="with --run: profile the site created at PATH:LINE, or the "
+                             "variables library code makes on that line (a Keras metric's, an "
+                             "optimizer's, a layer's); repeatable; default: every site with a "
+                             "finding about its choice or an explicit synchronization or "
+                             "aggregation")
     parser.add_argument("--choices", choices=("candidates", "all"), default="candidates",
                         help="with --run: the code's choice, the reference, AUTO + NONE and "
                              "ON_READ where it applies (default), or every distinct one (12: "
@@ -87,41 +84,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="no progress output on standard error")
 
 
-@contextlib.contextmanager
-def _quiet_stderr(quiet: bool):
-    """Standard error's descriptor pointed at /dev/null while TensorFlow starts: its C++ side
-    prints (CUDA probes, absl's preamble) before any log level applies."""
-    if not quiet:
-        yield
-        return
-    sys.stderr.flush()
-    saved = os.dup(2)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 2)
-        yield
-    finally:
-        sys.stderr.flush()
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(devnull)
-
-
-def tf_config_cluster(text: str) -> Tuple[int, Dict[str, Any], bool]:
-    """(workers, this task, whether it is the chief) from a TF_CONFIG, as
-    MultiWorkerMirroredStrategy reads it: the chief is the `chief` task where the cluster
-    has one, else worker 0. ValueError, AttributeError or TypeError for a malformed one."""
-    data = json.loads(text)
-    cluster = data.get("cluster", {})
-    task = data.get("task", {})
-    workers = len(cluster.get("worker", [])) + len(cluster.get("chief", []))
-    if cluster.get("chief"):
-        chief = task.get("type") == "chief"
-    else:
-        chief = task.get("type") == "worker" and int(task.get("index", 0)) == 0
-    return workers, task, chief
-
-
 def _importable(name: str) -> bool:
     try:
         return importlib.util.find_spec(name) is not None
@@ -129,173 +91,32 @@ def _importable(name: str) -> bool:
         return False
 
 
-def _fail(message: str) -> int:
-    print(f"syncadvisor: {message}", file=sys.stderr)
-    return EXIT_ERROR
-
-
-def _missing_tensorflow() -> int:
-    return _fail(f"the profiler needs TensorFlow, which is not installed: {INSTALL_HINT}")
-
-
 def run(args: argparse.Namespace) -> int:
     if not _importable("tensorflow"):
-        return _missing_tensorflow()
+        return missing_tensorflow()
     if not args.verbose:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     from .plot import matplotlib_available
 
     if args.plot and not matplotlib_available():
-        return _fail(f"--plot needs matplotlib, which is not installed: {INSTALL_HINT}")
+        return fail(f"--plot needs matplotlib, which is not installed: {INSTALL_HINT}")
     if args.devices == 1:
-        return _fail("--devices 1: with one replica nothing can diverge or be reduced, so "
-                     "there is nothing to measure; use 2 or more")
+        return fail("--devices 1: with one replica nothing can diverge or be reduced, so "
+                    "there is nothing to measure; use 2 or more")
     if args.run is not None or args.module:
         from .program_cli import run_program
 
         return run_program(args)
-    specs = _static_sites(args)
+    from .replay import quiet_stderr, replay, static_sites
+
+    specs = static_sites(args)
     if specs is None:
         return EXIT_ERROR
     try:
-        with _quiet_stderr(not args.verbose):
+        with quiet_stderr(not args.verbose):
             from . import measure
     except ImportError as exc:
         if "tensorflow" in str(exc) or getattr(exc, "name", "") in ("tensorflow", "numpy"):
-            return _missing_tensorflow()
+            return missing_tensorflow()
         raise
-    try:
-        with _quiet_stderr(not args.verbose):
-            env = measure.setup(args.strategy, args.devices)
-    except measure.ProfileError as exc:
-        return _fail(str(exc))
-    if env.replicas < 2:
-        return _fail(f"{env.strategy_name} has {env.replicas} replica ({env.note}): with fewer "
-                     "than 2 nothing can diverge or be reduced, so there is nothing to measure")
-    report = _measure(args, specs, env, measure)
-    write_report(args, report, env.chief)
-    return EXIT_OK
-
-
-def write_report(args: argparse.Namespace, report: Dict[str, Any], chief: bool = True) -> None:
-    """The report on standard output, then --save and --plot."""
-    if args.format == "json":
-        json.dump(report, sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    else:
-        from .report import render_text
-
-        sys.stdout.write(render_text(report))
-    sys.stdout.flush()
-    if args.save and chief:
-        from ..fixes import write_atomically
-
-        try:
-            write_atomically(args.save, (json.dumps(report, indent=2) + "\n").encode("utf-8"))
-        except OSError as exc:
-            print(f"syncadvisor: cannot write {args.save}: {exc.strerror or exc}",
-                  file=sys.stderr)
-        else:
-            print(f"syncadvisor: wrote {args.save}", file=sys.stderr)
-    if args.plot and chief:
-        from .plot import write_plot
-
-        write_plot(report, args.plot)
-        print(f"syncadvisor: wrote {args.plot}", file=sys.stderr)
-
-
-def _static_sites(args: argparse.Namespace):
-    """The sites to profile, with their static findings; None after a usage error."""
-    from .plan import FindingRef, canonical_sites
-
-    if not args.files:
-        from ..api import check_source
-
-        def findings_of(source: str) -> List[FindingRef]:
-            return [FindingRef(f.code, f.line, f.severity, f.message)
-                    for f in check_source(source, "canonical.py", assume_strategy="mirrored")]
-
-        return canonical_sites(findings_of)
-
-    from ..config import load_settings
-    from ..files import MissingPath
-
-    settings = load_settings(None, args.files[0])
-    try:
-        return sites_and_lines(args.files, settings)[0]
-    except MissingPath as exc:
-        _fail(f"{exc}: no such file or directory")
-        return None
-
-
-def sites_and_lines(files: List[str], settings):
-    """Every site under `files`, with the findings `check` reports on its call or its
-    updates, and each site's (first, last) line keyed by `id(spec)`."""
-    from ..api import linked_files
-    from .plan import FindingRef, site_lines, site_spec
-
-    linked = linked_files(files, settings)
-    findings = _findings([lf.model.path for lf in linked], settings)
-    specs, lines = [], {}
-    for lf in linked:
-        for site in lf.sites:
-            first, last, update_lines = site_lines(site)
-            mine = [FindingRef(f.code, f.line, f.severity, f.message)
-                    for f in findings.get(site.path, [])
-                    if first <= f.line <= last or f.line in update_lines]
-            spec = site_spec(site, mine)
-            specs.append(spec)
-            lines[id(spec)] = (first, last)
-    return specs, lines
-
-
-def _findings(paths: List[str], settings) -> Dict[str, list]:
-    """Every file's findings, as `syncadvisor check` reports them (one linked run)."""
-    from ..engine import Run
-
-    run = Run(settings)
-    for path in paths:
-        run.add_file(path)
-    by_path: Dict[str, list] = {}
-    for f in run.check().findings:
-        by_path.setdefault(f.path, []).append(f)
-    return by_path
-
-
-def _measure(args: argparse.Namespace, specs, env, measure) -> Dict[str, Any]:
-    from .advice import recommend
-    from .verdict import from_recommendation
-    from .plan import CHOICES
-    from .report import Progress, site_json
-
-    distinct = {spec.pattern.key() for spec in specs}
-    progress = Progress(len(distinct) * len(CHOICES),
-                        enabled=env.chief and not args.no_progress)
-    profiler = measure.Profiler(env, args.steps, args.warmup, on_choice=progress.choice)
-    cache: Dict[tuple, List[Dict[str, Any]]] = {}
-    sites = []
-    for index, spec in enumerate(specs, 1):
-        key = spec.pattern.key()
-        if key not in cache:
-            progress.start_site(index, len(specs), spec.label)
-            cache[key] = profiler.measure_all(spec.pattern)
-        measurements = [dict(m) for m in cache[key]]
-        recommendation = recommend(spec, measurements)
-        site = site_json(spec, measurements, recommendation)
-        site["verdict"] = from_recommendation(spec, measurements, recommendation)
-        sites.append(site)
-    progress.finish()
-    report: Dict[str, Any] = {
-        "tensorflow": measure.tensorflow_version(),
-        "strategy": env.strategy_name,
-        "replicas": env.replicas,
-        "devices": env.devices,
-        "device_note": env.note,
-        "workers": env.workers,
-        "steps": args.steps,
-        "warmup": args.warmup,
-        "sites": sites,
-    }
-    if env.task:
-        report["task"] = env.task
-    return report
+    return replay(args, specs, measure)

@@ -13,11 +13,14 @@ from `cli.run`). What is recorded per choice:
 - `transfers_per_step`: graph edges between two devices of this worker (each becomes a copy),
   plus collective broadcast/gather ops divided by the local replicas.
 - `reductions_per_read`: the same count for one cross-replica read (`v.read_value()` in a
-  `tf.function`), where ON_READ variables do their aggregation.
-- `values_agree`: after warm-up + K steps, the value a cross-replica read gives (what
-  `.numpy()`, a checkpoint or a metric result gets) equals the reference choice's on every
-  worker, and, unless the choice is ON_READ (whose copies are local by design), every
-  replica's copy holds that same value.
+  `tf.function`, traced, never run), where ON_READ variables do their aggregation.
+- `copies_agree`: after warm-up + K steps, every replica's copy (on every worker) holds one
+  value; None for ON_READ, whose copies are local by design.
+- `values_agree`: the value a cross-replica read would give (what `.numpy()`, a checkpoint
+  or a metric result gets), computed from the copies as `compare.observed` does, equals the
+  reference choice's; None for ON_READ + NONE, which has no such value. The copies are
+  read where they live, never through the aggregation: the replay makes no read the
+  pattern does not.
 - `error`: the exception TensorFlow raised, with the stage (`create`, `step` or `read`).
 """
 from __future__ import annotations
@@ -34,9 +37,10 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from ..model.tfapi import SYNC_ON_READ  # noqa: E402
-from .cli import tf_config_cluster  # noqa: E402
-from .plan import (ADDITIVE, CHOICES, GRADIENT, PER_REPLICA, PYTHON_NUMBER,  # noqa: E402
-                   SCATTERS, Pattern, Update)
+from .cluster import tf_config_cluster  # noqa: E402
+from .compare import TOLERANCE_FLOOR, distance, observed  # noqa: E402
+from .plan import (ADDITIVE, GRADIENT, PER_REPLICA, PYTHON_NUMBER, SCATTERS,  # noqa: E402
+                   Pattern, Update, normalized)
 
 MIRRORED = "mirrored"
 MULTIWORKER = "multiworker"
@@ -291,7 +295,7 @@ def _error_text(exc: BaseException) -> str:
 
 class Profiler:
     def __init__(self, env: Environment, steps: int, warmup: int,
-                 on_choice: Optional[Callable[[str, str], None]] = None):
+                 on_choice: Optional[Callable[[Tuple[str, str]], None]] = None):
         self.env = env
         self.steps = steps
         self.warmup = max(1, warmup)
@@ -396,25 +400,20 @@ class Profiler:
         per_replica = strategy.run(fn, args=args)
         return strategy.gather(per_replica, axis=0).numpy()
 
-    def _read_values(self, v) -> Tuple[np.ndarray, np.ndarray]:
-        """(cross-replica read on every worker, every replica's local copy)."""
-        read = np.asarray(v.read_value().numpy(), dtype=np.float64).reshape(1, -1)
+    def _copies(self, v) -> np.ndarray:
+        """[replicas, n]: every replica's copy on every worker, each read where it lives."""
         strategy = self.env.strategy
         if self.env.workers <= 1:
-            copies = np.stack([np.asarray(c.numpy(), dtype=np.float64).reshape(-1)
-                               for c in strategy.experimental_local_results(v)])
-            return read, copies
+            return np.stack([np.asarray(c.numpy(), dtype=np.float64).reshape(-1)
+                             for c in strategy.experimental_local_results(v)])
 
         @tf.function(autograph=False)
         def local_copies():
-            def local():
+            def local():  # in replica context a read is this replica's own copy
                 return tf.reshape(tf.cast(tf.identity(v), tf.float64), [1, -1])
             return strategy.run(local)
 
-        copies = strategy.gather(local_copies(), axis=0).numpy()
-        reads = self._gather(lambda t: tf.identity(t), tf.constant(read))
-        # every local replica of a worker carries that worker's read: one row per worker
-        return reads[:: self.env.local_replicas], copies
+        return strategy.gather(local_copies(), axis=0).numpy()
 
     def _reductions_per_read(self, v) -> int:
         @tf.function(autograph=False)
@@ -429,8 +428,8 @@ class Profiler:
         result: Dict[str, Any] = {
             "synchronization": sync, "aggregation": agg, "step_time_ms": None,
             "reductions_per_step": None, "transfers_per_step": None, "bytes_per_step": None,
-            "reductions_per_read": None, "values_agree": None, "error": None,
-            "error_stage": None,
+            "reductions_per_read": None, "copies_agree": None, "values_agree": None,
+            "error": None, "error_stage": None,
         }
         dtype = tf.as_dtype(pattern.dtype)
         self._serial += 1
@@ -466,10 +465,11 @@ class Profiler:
                 "p90": round(_percentile(times, 90), 4),
             }
             stage = "read"
-            reads, copies = self._read_values(v)
-            result["_reads"] = reads
-            result["_copies"] = copies
-            result["reductions_per_read"] = self._reductions_per_read(v)
+            result["_copies"] = self._copies(v)
+            try:  # traced only: the replay makes no read; ON_READ + NONE cannot be read
+                result["reductions_per_read"] = self._reductions_per_read(v)
+            except Exception:
+                result["reductions_per_read"] = None
         except Exception as exc:  # every exception is a result: an illegal choice is reported
             result["error"] = _error_text(exc)
             result["error_stage"] = stage
@@ -477,41 +477,37 @@ class Profiler:
             del v, step
         return result
 
-    def measure_all(self, pattern: Pattern) -> List[Dict[str, Any]]:
+    def measure_all(self, pattern: Pattern,
+                    choices: List[Tuple[str, str]]) -> List[Dict[str, Any]]:
         results = []
-        for sync, agg in CHOICES:
+        for choice in choices:
             if self.on_choice:
-                self.on_choice(sync, agg)
-            results.append(self.measure(pattern, sync, agg))
+                self.on_choice(choice)
+            results.append(self.measure(pattern, *choice))
         gc.collect()
         _compare(results, pattern)
         return results
 
 
-def _close(a: np.ndarray, b: np.ndarray) -> bool:
-    if a.shape != b.shape:
-        return False
-    scale = max(1.0, float(np.max(np.abs(b))) if b.size else 1.0)
-    return bool(np.allclose(a, b, rtol=1e-4, atol=1e-5 * scale))
-
-
 def _compare(results: List[Dict[str, Any]], pattern: Pattern) -> None:
-    """Fill `values_agree`: same reads as the reference, and copies in sync unless ON_READ."""
+    """Fill `copies_agree` and `values_agree` against the implied choice's run."""
+    def record(r):
+        return {"kind": "on_read" if r["synchronization"] == SYNC_ON_READ else "mirrored",
+                "aggregation": r["aggregation"], "dtype": pattern.dtype}
+
     by = {(r["synchronization"], r["aggregation"]): r for r in results}
-    ref = by.get(pattern.reference)
-    ref_reads = ref.get("_reads") if ref is not None else None
+    ref = by.get(normalized(pattern.reference))
+    ref_copies = ref.get("_copies") if ref is not None else None
+    ref_value = observed(record(ref), ref_copies) if ref_copies is not None else None
     for r in results:
-        reads, copies = r.pop("_reads", None), r.pop("_copies", None)
-        if reads is None or ref_reads is None:
-            r["values_agree"] = None
+        copies = r.pop("_copies", None)
+        if copies is None:
             continue
-        agree = _close(reads, ref_reads)
-        if agree and r["synchronization"] != SYNC_ON_READ:
-            agree = all(_close(copy, copies[0]) for copy in copies)
-        r["values_agree"] = agree
-    if ref is not None:
-        ref.pop("_reads", None)
-        ref.pop("_copies", None)
+        if r["synchronization"] != SYNC_ON_READ and len(copies) > 1:
+            r["copies_agree"] = distance(copies, copies[:1]) <= TOLERANCE_FLOOR
+        value = observed(record(r), copies)
+        if value is not None and ref_value is not None:
+            r["values_agree"] = distance(value, ref_value[:1]) <= TOLERANCE_FLOOR
 
 
 def tensorflow_version() -> str:

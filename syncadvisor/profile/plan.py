@@ -155,12 +155,47 @@ class SiteSpec:
     findings: List[FindingRef] = field(default_factory=list)
     example: Optional[str] = None  # canonical patterns: the code as commonly written
     explicit: bool = False  # the code spells a synchronization or an aggregation
+    key: Optional[str] = None  # `--run`: the child's id of the site
+    # Sites of variables that library code made on a line of the program (`--run` only):
+    library: Optional[str] = None  # who made them, and what the user can change there
+    settings: Tuple[str, ...] = ()  # what is measured instead of choices (synchronized=True)
 
     @property
     def label(self) -> str:
         if self.path is None:
             return f"canonical: {self.pattern.title}"
         return f"{self.path}:{self.line} {self.name}"
+
+
+# A run's choice at a site: (synchronization, aggregation), or (SETTING, what is set) where
+# the line takes no synchronization or aggregation but an argument that decides them.
+SETTING = "setting"
+AS_WRITTEN = "as written"
+# What is measured on a Keras BatchNormalization layer's line: its copies of the moving
+# statistics kept in step by the layer itself, the one thing the user chooses there.
+SYNCHRONIZED = "synchronized=True"
+NOT_SYNCHRONIZED = "synchronized=False"
+
+
+def normalized(choice: Sequence[Optional[str]]) -> Tuple[str, str]:
+    """The code's spelling -> the choice that runs: unset is AUTO + NONE, and AUTO is
+    ON_WRITE under the mirrored strategies (which is all `--run` measures)."""
+    if choice[0] == SETTING:
+        return (SETTING, str(choice[1]))
+    sync = choice[0] or SYNC_AUTO
+    agg = choice[1] or AGG_NONE
+    return (SYNC_ON_WRITE if sync == SYNC_AUTO else sync, agg)
+
+
+def choice_name(choice: Sequence[Optional[str]], written: Sequence[Optional[str]]) -> str:
+    """A run's choice as every part of the report names it (progress, verdicts, tables,
+    plot): in the code's terms, so ON_WRITE is AUTO where the code leaves it AUTO."""
+    if choice[0] == SETTING:
+        return str(choice[1])
+    sync, agg = choice[0] or SYNC_AUTO, choice[1] or AGG_NONE
+    if sync == SYNC_ON_WRITE and (written[0] or SYNC_AUTO) == SYNC_AUTO:
+        sync = SYNC_AUTO
+    return f"{sync} + {agg}"
 
 
 def is_integer(dtype: str) -> bool:

@@ -12,7 +12,8 @@ import os
 import sys
 from typing import Any, Dict, List, Optional, Tuple
 
-from .cli import EXIT_OK, _fail, tf_config_cluster, write_report
+from .cluster import from_environment
+from .output import EXIT_OK, fail, write_report
 from .report import shown_path
 
 
@@ -46,45 +47,39 @@ def _target(args: argparse.Namespace) -> Tuple[Optional[Dict[str, str]], str, Li
     return {"script": os.path.abspath(script)}, project, [shown_path(project)]
 
 
-def _chosen(values: List[str]) -> Optional[List[Tuple[str, int]]]:
+def _chosen(values: List[str]) -> Tuple[Optional[List[Tuple[str, int]]], str]:
+    """(`--site` PATH:LINE values, parsed; the first bad one's message)."""
     chosen = []
     for value in values:
         path, _, line = value.rpartition(":")
         if not path or not line.isdigit():
-            return None
+            return None, "--site expects PATH:LINE, e.g. --site train.py:12"
+        if not os.path.isfile(path):
+            return None, f"--site {value}: {path}: no such file"
         chosen.append((path, int(line)))
-    return chosen
+    return chosen, ""
 
 
 def _sites(files: List[str]):
     """Every site under `files`, with its findings and its (first, last) lines."""
     from ..config import load_settings
-    from .cli import sites_and_lines
+    from .sites import sites_and_lines
 
     return sites_and_lines(files, load_settings(None, files[0]))
 
 
 def run_program(args: argparse.Namespace) -> int:
-    from ..measured import file_digest
+    from ..config import load_settings
     from . import runs
-    from .report import site_json
-    from .verdict import decide, summary
+    from .sites import sites_lines_findings
 
     target, project, files = _target(args)
     if target is None:
-        return _fail(project)
-    chosen = _chosen(args.site)
+        return fail(project)
+    chosen, bad = _chosen(args.site)
     if chosen is None:
-        return _fail("--site expects PATH:LINE, e.g. --site train.py:12")
-    specs, lines = _sites(files)
-    picked = runs.plan_sites(specs, lines, chosen)
-    if chosen and not picked:
-        return _fail("--site: no variable is created at " + ", ".join(args.site))
-    if not picked:
-        print(f"syncadvisor: no variable site in {project} has a finding about its choice or an "
-              "explicit synchronization or aggregation: nothing to profile (name one with "
-              "--site PATH:LINE)", file=sys.stderr)
-        return EXIT_OK
+        return fail(bad)
+    specs, lines, findings_at = sites_lines_findings(files, load_settings(None, files[0]))
     show = not args.no_progress and args.format == "text"
 
     def progress(text: str) -> None:
@@ -95,22 +90,56 @@ def run_program(args: argparse.Namespace) -> int:
                "devices": args.devices, "timeout": float(args.timeout),
                "verbose": args.verbose, "everything": args.choices == "all"}
     try:
-        raw = runs.profile(target, list(args.files), project, picked, lines, options, progress)
+        raw = runs.profile(target, list(args.files), project, specs, lines, findings_at,
+                           chosen, options, progress)
     except runs.RunFailed as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
+    if raw["unmatched"]:
+        made = _made_lines(raw)
+        where = ", ".join(f"{p}:{n}" for p, n in raw["unmatched"])
+        return fail(f"--site {where}: the program as written made no variable there"
+                    + (f" (it made variables at {', '.join(made)})" if made else ""))
+    workers, task, chief = from_environment()
+    report = build_report(args, target, raw, lines, workers)
+    if task:
+        report["task"] = task
+    write_report(args, report, chief)
+    return EXIT_OK
+
+
+def _made_lines(raw: Dict[str, Any]) -> List[str]:
+    """Where the program as written made variables: static sites' and library lines."""
     base = raw["base"]
-    workers, task, chief = _cluster()
+    made = {r.get("site") for r in base.get("variables") or []}
+    found = [f"{s.path}:{s.line}" for s in raw["static"] + raw["library"] if s.key in made]
+    return list(dict.fromkeys(found))
+
+
+def build_report(args: argparse.Namespace, target: Dict[str, str], raw: Dict[str, Any],
+                 lines, workers: int) -> Dict[str, Any]:
+    """The `--run` report (JSON-ready) from what `runs.profile` measured."""
+    from ..measured import file_digest
+    from .report import site_json
+    from .verdict import decide, summary
+
+    base = raw["base"]
     sites = []
-    for spec, measurements in raw["sites"]:
-        decided = decide(spec, measurements, raw.get("noise_ms"))
+    measured = set()
+    for spec, measurements, judgement in raw["sites"]:
+        measured.add(id(spec))
+        decided = decide(spec, measurements, raw.get("noise_ms"), judgement["cannot_judge"],
+                         fixes=judgement.get("with_fixes") or ())
         site = site_json(spec, measurements, decided["recommendation"])
-        site["end_line"] = lines[id(spec)][1]
+        site["end_line"] = lines[id(spec)][1] if id(spec) in lines else spec.line
         # What `check --profile` matches findings by: the file, unchanged since.
         site["realpath"] = os.path.realpath(spec.path)
         site["source_sha256"] = file_digest(spec.path)
         site["verdict"] = decided["verdict"]
+        site["judgement"] = judgement
         site["recommendation"]["static_findings"] = decided["static_findings"]
         sites.append(site)
+    library = [{"path": s.path, "line": s.line, "name": s.name, "why": s.library,
+                "measured": id(s) in measured} for s in raw["library"]]
     report: Dict[str, Any] = {
         "mode": "run",
         "program": dict(target, args=list(args.files)),
@@ -119,7 +148,7 @@ def run_program(args: argparse.Namespace) -> int:
         "replicas": base.get("replicas"),
         "devices": base.get("devices", []),
         "device_note": base.get("device_note"),
-        "workers": workers,
+        "workers": max(workers, base.get("workers") or 1),
         "steps": args.steps,
         "measured_steps": base.get("steps"),
         "program_steps": base.get("steps_total"),
@@ -127,24 +156,15 @@ def run_program(args: argparse.Namespace) -> int:
         "warmup": args.warmup,
         "seed": args.seed,
         "noise_ms": raw.get("noise_ms"),
+        "reference": raw.get("reference"),
         "sites": sites,
         "not_reached": [{"path": s.path, "line": s.line, "name": s.name}
                         for s in raw["not_reached"]],
+        "library": library,
         "summary": summary(sites, len(raw["not_reached"])),
     }
-    if task:
-        report["task"] = task
-    write_report(args, report, chief)
-    return EXIT_OK
-
-
-def _cluster() -> Tuple[int, Optional[Dict[str, Any]], bool]:
-    """(workers, this task, whether it is the chief) from TF_CONFIG, as the program's
-    MultiWorkerMirroredStrategy reads it; (1, None, True) without one."""
-    try:
-        workers, task, chief = tf_config_cluster(os.environ.get("TF_CONFIG") or "{}")
-    except (ValueError, AttributeError, TypeError):
-        return 1, None, True
-    if not workers or not isinstance(task, dict) or not task:
-        return 1, None, True
-    return workers, task, chief
+    if not sites:
+        report["nothing_to_profile"] = (
+            "no variable the program made is at a site with a finding about its choice or "
+            "a synchronization or aggregation written out; name one with --site PATH:LINE")
+    return report

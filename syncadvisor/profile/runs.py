@@ -1,60 +1,59 @@
-"""`profile --run`: run the user's program once per candidate choice per site, and compare.
+"""`profile --run`: run the user's program once per candidate choice per site, and judge
+each run against the program's own run on one replica (no TensorFlow here: the program
+runs in child processes, `child.py`).
 
-No TensorFlow here: the program runs in a child process (`program.py`), which takes runs
-one at a time on a pipe and answers each with a JSON line on another, so TensorFlow is
-imported once for all runs. The first run is the program as written; it says which sites
-the program creates, on how many replicas, and is the baseline every other run differs
-from in exactly one site's choice. A run that kills the child (a crash, `os._exit`) or
-outlives `--timeout` is reported as that run's error and a new child takes the rest.
+The first run is the program as written. It says on how many replicas it runs, which
+variables it makes and on which lines: a static site's, or, for variables library code
+made on the program's behalf (a Keras metric, an optimizer's slots, a layer's weights),
+the program's line (`library_sites`). Then the program runs once on one replica (the CPU
+as one device, or one GPU), as written: the reference every run's values are judged
+against (`compare.py`). Then one run per candidate choice of each site, each differing
+from the program as written in that one site, and the program as written once more, last:
+how far two runs of the same choice drift (in values and in step time) is the noise the
+others are judged against.
 
 A site is profiled when it matters: the linter has a finding about its choice (TFS1xx,
 TFS2xx, TFS3xx), or the code spells a synchronization or aggregation, or `--site` names
 it; and the program, as written, creates it. Its candidates are the code's choice, the
-reference choice (the one that keeps every copy equal with the aggregation its updates
-imply, as `plan.reference_choice` says), the default AUTO + NONE, and, for a variable that
-is not trainable and written in replica context, ON_READ with the reference's aggregation.
-AUTO and ON_WRITE are one choice under the mirrored strategies (TFS303) and run once.
+choice its updates imply (`plan.reference_choice`), the default AUTO + NONE, and, for a
+variable that is not trainable and written in replica context, ON_READ and ON_WRITE with
+that aggregation. AUTO and ON_WRITE are one choice under the mirrored strategies (TFS303)
+and run once. A line where library code made the variables has what the user can change
+there as its candidates: `synchronized=True` for a BatchNormalization layer, else only
+the program as written.
 """
 from __future__ import annotations
 
-import json
 import os
-import re
-import select
 import shutil
 import signal
 import statistics
-import subprocess
-import sys
 import tempfile
-import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ..model.tfapi import (AGG_NONE, AGG_SUM, SYNC_AUTO,
-                           SYNC_ON_READ, SYNC_ON_WRITE)
-from .plan import CHOICES, SiteSpec
+from ..model.tfapi import (AGG_MEAN, AGG_NONE, AGG_SUM, SYNC_AUTO, SYNC_ON_READ,
+                           SYNC_ON_WRITE)
+from . import compare
+from .child import Runner, log_tail
+from .plan import (AS_WRITTEN, CHOICES, NOT_SYNCHRONIZED, SETTING, SYNCHRONIZED, FindingRef,
+                   Pattern, SiteSpec, choice_name, normalized)
+from .program_variables import LAYER, METRIC, OPTIMIZER
+from .report import shown_path
 
 Choice = Tuple[str, str]
 
 # Findings about a site's choice: the ones that make a site worth measuring.
 MATTERS = ("TFS1", "TFS2", "TFS3")
 DEFAULT_TIMEOUT_S = 300.0
-_RTOL = 1e-4
 
 
 class RunFailed(Exception):
     """The program could not be profiled at all (exit 2, with this message)."""
 
 
-def normalized(choice: Sequence[Optional[str]]) -> Choice:
-    """The code's spelling -> the choice that runs: unset is AUTO + NONE, and AUTO is
-    ON_WRITE under the mirrored strategies (which is all `--run` measures)."""
-    sync = choice[0] or SYNC_AUTO
-    agg = choice[1] or AGG_NONE
-    return (SYNC_ON_WRITE if sync == SYNC_AUTO else sync, agg)
-
-
 def matters(spec: SiteSpec) -> bool:
+    if spec.library is not None:  # only where the user can change something there
+        return bool(spec.settings) and any(f.code.startswith(MATTERS) for f in spec.findings)
     if spec.explicit:
         return True
     return any(f.code.startswith(MATTERS) for f in spec.findings)
@@ -62,225 +61,107 @@ def matters(spec: SiteSpec) -> bool:
 
 def candidates(spec: SiteSpec, everything: bool = False) -> List[Choice]:
     """The choices to run for a site, the code's first."""
+    if spec.library is not None:
+        return list(dict.fromkeys([normalized(spec.current)]
+                                  + [(SETTING, s) for s in spec.settings]))
     if everything:
         return list(dict.fromkeys([normalized(spec.current)] + [normalized(c) for c in CHOICES]))
     pattern = spec.pattern
-    reference = normalized(pattern.reference)
-    wanted = [normalized(spec.current), reference, normalized((SYNC_AUTO, AGG_NONE))]
+    implied = normalized(pattern.reference)
+    wanted = [normalized(spec.current), implied, normalized((SYNC_AUTO, AGG_NONE))]
     replica_writes = any(u.replica_context and u.method != "gradient" for u in pattern.updates)
     if not pattern.trainable and replica_writes:
-        agg = reference[1] if reference[1] != AGG_NONE else AGG_SUM
+        agg = implied[1] if implied[1] != AGG_NONE else AGG_SUM
         wanted.append((SYNC_ON_READ, agg))
         wanted.append((SYNC_ON_WRITE, agg))
+        if agg == AGG_MEAN:  # each replica's statistic, or its share of a total: the
+            wanted.append((SYNC_ON_WRITE, AGG_SUM))  # one-replica run tells which
     return list(dict.fromkeys(wanted))
 
 
-# --- the child process ------------------------------------------------------------------------
+# --- variables library code made on the program's lines ---------------------------------------
 
-class _Child:
-    def __init__(self, spec: Dict[str, Any], log_path: str, verbose: bool):
-        cmd_r, self._cmd_w = os.pipe()
-        self._res_r, res_w = os.pipe()
-        spec = dict(spec, commands_fd=cmd_r, results_fd=res_w)
-        spec_path = os.path.join(os.path.dirname(log_path), f"spec-{os.getpid()}-{id(self)}.json")
-        with open(spec_path, "w", encoding="utf-8") as handle:
-            json.dump(spec, handle)
-        env = dict(os.environ)
-        if not verbose:
-            env["TF_CPP_MIN_LOG_LEVEL"] = "3"
-        env["PYTHONUNBUFFERED"] = "1"
-        self._log = open(log_path, "ab")
-        out = None if verbose else self._log
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "syncadvisor.profile.program", spec_path],
-            stdin=subprocess.DEVNULL, stdout=sys.stderr if verbose else out,
-            stderr=None if verbose else out, pass_fds=(cmd_r, res_w), env=env)
-        os.close(cmd_r)
-        os.close(res_w)
-        self._buffer = b""
-
-    def ask(self, run: Dict[str, Any], timeout: float) -> Optional[Dict[str, Any]]:
-        """The run's result; None when the child ended or timed out (then it is killed)."""
-        try:
-            os.write(self._cmd_w, (json.dumps(run) + "\n").encode())
-        except OSError:
-            return None
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self._buffer:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                self.close(kill=True)
-                return {"timed_out": True}
-            ready, _, _ = select.select([self._res_r], [], [], left)
-            if not ready:
-                continue
-            chunk = os.read(self._res_r, 1 << 16)
-            if not chunk:
-                return None
-            self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        return json.loads(line)
-
-    def close(self, kill: bool = False) -> Optional[int]:
-        try:
-            os.close(self._cmd_w)
-        except OSError:
-            pass
-        if kill:
-            self.process.kill()
-        try:
-            code = self.process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            code = self.process.wait()
-        try:
-            os.close(self._res_r)
-        except OSError:
-            pass
-        self._log.close()
-        return code
+def _line_of(key: str) -> Tuple[str, int]:
+    path, _, line = key[1:].rpartition(":")
+    return path, int(line)
 
 
-# TensorFlow's C++ side (glog lines, absl's preamble), which writes before any log level applies.
-_TF_LOG = re.compile(r"^([IWEF]\d{4} \d\d:\d\d:\d\d|WARNING: All log messages before absl)")
+def _owner_words(owners: List[Dict[str, Any]]) -> str:
+    classes = list(dict.fromkeys(o["class"] for o in owners))
+    kinds = {o.get("kind") for o in owners}
+    what = {METRIC: "the Keras metric", OPTIMIZER: "the optimizer",
+            LAYER: "the layer" if len(classes) == 1 else "the layers"}
+    kind = next(iter(kinds)) if len(kinds) == 1 else None
+    return f"{what.get(kind or '', 'Keras')} {', '.join(classes)}"
 
 
-def _log_tail(path: str, lines: int = 8, skip_tensorflow: bool = False) -> str:
-    try:
-        with open(path, "rb") as handle:
-            text = handle.read()[-8000:].decode("utf-8", "replace")
-    except OSError:
-        return ""
-    kept = [line for line in text.splitlines()
-            if line.strip() and not (skip_tensorflow and _TF_LOG.match(line))]
-    return "\n".join(kept[-lines:])
-
-
-class Runner:
-    """Runs, one child at a time; a fresh child after one dies (or for every run)."""
-
-    def __init__(self, spec: Dict[str, Any], work: str, verbose: bool, timeout: float,
-                 fresh_each_run: bool):
-        self.spec = spec
-        self.work = work
-        self.verbose = verbose
-        self.timeout = timeout
-        self.fresh = fresh_each_run
-        self.child: Optional[_Child] = None
-        self.log = os.path.join(work, "program.log")
-
-    def run(self, run: Dict[str, Any]) -> Dict[str, Any]:
-        if self.child is None:
-            self.child = _Child(self.spec, self.log, self.verbose)
-        result = self.child.ask(run, self.timeout)
-        if result is not None and not result.get("timed_out") and not self.fresh:
-            return result
-        timed_out = bool(result and result.get("timed_out"))
-        code = self.child.close(kill=timed_out)
-        self.child = None
-        if result is not None and not timed_out:
-            return result
-        if timed_out:
-            error = f"the program did not finish its steps within {self.timeout:g} s"
+def library_sites(base: Dict[str, Any],
+                  findings_at: Dict[Tuple[str, int], List[FindingRef]]) -> List[SiteSpec]:
+    """A site per line of the program on which library code made variables, in the order
+    they were made: who made them, as what, and what the user can change there."""
+    grouped: Dict[str, List[Dict[str, Any]]] = {}
+    for record in base.get("variables") or []:
+        site = record.get("site") or ""
+        if site.startswith("@"):
+            grouped.setdefault(site, []).append(record)
+    found = []
+    for key, records in grouped.items():
+        path, line = _line_of(key)
+        owners = [r["owner"] for r in records if r.get("owner")]
+        pairs = list(dict.fromkeys((r.get("synchronization"), r.get("aggregation"))
+                                   for r in records))
+        spelled = ", ".join(f"{s} + {a}" for s, a in pairs)
+        norms = [o for o in owners if "synchronized" in o]
+        settings: Tuple[str, ...] = ()
+        current: Tuple[Optional[str], Optional[str]] = pairs[0] if len(pairs) == 1 \
+            else (SETTING, AS_WRITTEN)
+        maker = _owner_words(owners) if owners else "library code"
+        # The last part of a name: the owner's class says the rest.
+        names = [compare.short_name(r.get("name", "")).rsplit("/", 1)[-1] for r in records]
+        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        made = f"{shown}, made by {maker} as {spelled}"
+        if norms and not any(o["synchronized"] for o in norms):
+            settings, current = (SYNCHRONIZED,), (SETTING, NOT_SYNCHRONIZED)
+            why = (f"{made}: their copies stay in step only with {SYNCHRONIZED}, which is "
+                   f"measured")
         else:
-            error = f"the program's process ended with exit code {code} during this run"
-            tail = "" if self.verbose else _log_tail(self.log)
-            if tail:
-                error += ": " + tail.splitlines()[-1]
-        return {"id": run["id"], "error": error, "error_stage": "program", "steps": 0,
-                "step_times_ms": [], "created": {}}
-
-    def close(self) -> None:
-        if self.child is not None:
-            self.child.close()
-            self.child = None
-
-
-# --- comparing the runs -----------------------------------------------------------------------
-
-def _load(result: Dict[str, Any]):
-    path = result.get("values_file")
-    if not path:
-        return {}
-    import numpy as np
-
-    with np.load(path) as data:
-        return {name: data[name] for name in data.files}
+            why = f"{made}: nothing on this line chooses their synchronization or aggregation"
+        classes = list(dict.fromkeys(o["class"] for o in owners)) or ["library code"]
+        first = records[0]
+        pattern = Pattern(kind="library", title=why, shape=tuple(max(d, 0) for d in
+                                                                 first.get("shape") or ()),
+                          dtype=first.get("dtype") or "", trainable=any(
+                              r.get("trainable") for r in records),
+                          updates=(), reference=normalized(current), source="runtime")
+        found.append(SiteSpec(
+            path=shown_path(path), line=line, name=", ".join(classes),
+            pattern=pattern, current=current, api=", ".join(classes),
+            findings=list(findings_at.get((path, line), [])), key=key, library=why,
+            settings=settings))
+    return found
 
 
-def _close(a, b) -> bool:
-    import numpy as np
-
-    a, b = np.asarray(a), np.asarray(b)
-    if a.shape != b.shape:
-        return False
-    if a.dtype.kind in "biu" and b.dtype.kind in "biu":
-        return bool(np.array_equal(a, b))
-    scale = float(np.max(np.abs(b))) if b.size else 0.0
-    return bool(np.allclose(a, b, rtol=_RTOL, atol=1e-6 + _RTOL * scale))
-
-
-def _instances(result: Dict[str, Any], site: str) -> int:
-    return len(result.get("created", {}).get(site, []))
-
-
-def copies_agree(result: Dict[str, Any], values, site: str) -> Optional[bool]:
-    count = _instances(result, site)
-    if not count:
-        return None
-    for index in range(count):
-        copies = sorted(k for k in values if k.startswith(f"{site}|{index}|copy"))
-        if len(copies) < 2:
-            continue
-        first = values[copies[0]]
-        if not all(_close(values[k], first) for k in copies[1:]):
-            return False
-    return True
+def pick(static: List[SiteSpec], library: List[SiteSpec], lines: Dict[int, Tuple[int, int]],
+         chosen: Sequence[Tuple[str, int]]) -> Tuple[List[SiteSpec], List[Tuple[str, int]]]:
+    """(the sites to measure, the `--site` lines that name none): the sites that matter,
+    or those `--site` names (a static site by any line of its call, a library line by its
+    line)."""
+    if not chosen:
+        return [s for s in static + library if matters(s)], []
+    picked: List[SiteSpec] = []
+    unmatched: List[Tuple[str, int]] = []
+    for path, line in chosen:
+        real = os.path.realpath(path)
+        hits = [s for s in static if os.path.realpath(s.path or "") == real
+                and lines[id(s)][0] <= line <= lines[id(s)][1]]
+        hits += [s for s in library if os.path.realpath(s.path or "") == real and s.line == line]
+        if not hits:
+            unmatched.append((path, line))
+        picked.extend(h for h in hits if h not in picked)
+    return picked, unmatched
 
 
-def values_agree(result: Dict[str, Any], values, reference: Dict[str, Any], ref_values,
-                 site: str) -> Optional[bool]:
-    count = _instances(result, site)
-    if not count or reference.get("error") or _instances(reference, site) != count:
-        return None
-    for index in range(count):
-        key = f"{site}|{index}|value"
-        if key not in ref_values:
-            return None
-        if key not in values or not _close(values[key], ref_values[key]):
-            return False
-    return True
-
-
-def others_differ(result: Dict[str, Any], reference: Dict[str, Any],
-                  site: str) -> Optional[List[str]]:
-    """The names of the variables, other than `site`'s, whose values in `result` differ
-    from the reference run's: a choice of one site that changes the rest of the program
-    (an ON_READ counter read inside the step gives each replica its local count) is not
-    the same program. None when the runs made different variables (nothing to pair)."""
-    mine, theirs = result.get("fingerprints"), reference.get("fingerprints")
-    if mine is None or theirs is None or len(mine) != len(theirs):
-        return None
-    differ = []
-    for a, b in zip(mine, theirs):
-        if (a["name"], a["shape"]) != (b["name"], b["shape"]):
-            return None
-        if site in (a["site"], b["site"]) or a["stats"] is None or b["stats"] is None:
-            continue
-        (sa, wa, la, qa), (sb, wb, lb, qb) = a["stats"], b["stats"]
-        linear = 1e-6 + _RTOL * max(la, lb)
-        if (abs(sa - sb) > linear or abs(wa - wb) > linear or abs(la - lb) > linear
-                or abs(qa - qb) > 1e-6 + _RTOL * max(qa, qb)):
-            differ.append(a["name"])
-    return differ
-
-
-def read_error(result: Dict[str, Any], site: str) -> Optional[str]:
-    for entry in result.get("created", {}).get(site, []):
-        if entry.get("error"):
-            return entry["error"]
-    return None
-
+# --- measurements -----------------------------------------------------------------------------
 
 def _per_step(total: float, steps: int) -> Optional[float]:
     if not steps:
@@ -289,45 +170,39 @@ def _per_step(total: float, steps: int) -> Optional[float]:
     return int(value) if value == int(value) else round(value, 2)
 
 
-def measurement(choice: Choice, result: Dict[str, Any], values, site: str,
-                reference: Optional[Dict[str, Any]], ref_values) -> Dict[str, Any]:
+def measurement(choice: Choice, result: Dict[str, Any], spec: SiteSpec,
+                judged: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     steps = int(result.get("steps") or 0)
     costs = result.get("costs") or {}
     times = result.get("step_times_ms") or []
+    setting = choice[1] if choice[0] == SETTING else None
     m: Dict[str, Any] = {
-        "synchronization": choice[0], "aggregation": choice[1], "run": result["id"],
-        "steps": steps,
+        "choice": choice_name(choice, spec.current),
+        "synchronization": None if setting else choice[0],
+        "aggregation": None if setting else choice[1],
+        "run": result["id"], "steps": steps,
         "reductions_per_step": _per_step(costs.get("reductions", 0), steps),
         "transfers_per_step": _per_step(costs.get("broadcasts", 0), steps),
         "bytes_per_step": (None if costs.get("unknown_bytes") else
                            _per_step(costs.get("bytes", 0), steps)),
-        "step_time_ms": None, "copies_agree": None, "values_agree": None,
+        "step_time_ms": None, "copies_agree": None, "values_agree": None, "differ": [],
         "error": result.get("error"), "error_stage": result.get("error_stage"),
     }
+    if setting:
+        m["setting"] = setting
     if times:
         ordered = sorted(times)
         m["step_time_ms"] = {"median": statistics.median(ordered),
                              "p10": ordered[int(0.1 * (len(ordered) - 1))],
                              "p90": ordered[int(round(0.9 * (len(ordered) - 1)))],
                              "n": len(ordered)}
-    if m["error"] is None:
-        failed = read_error(result, site)
-        if failed:
-            m["error"], m["error_stage"] = failed, "read"
     if m["error"] is None and steps == 0:
         m["error"] = "the program ran no step"
         m["error_stage"] = "program"
-    if m["error"] is None:
-        m["copies_agree"] = None if choice[0] == SYNC_ON_READ else copies_agree(result, values,
-                                                                                 site)
-        if reference is not None:
-            m["values_agree"] = (True if reference is result
-                                 else values_agree(result, values, reference, ref_values, site))
-        if reference is not None and reference is not result and not reference.get("error"):
-            differ = others_differ(result, reference, site)
-            if differ:
-                m["values_agree"] = False
-                m["others_differ"] = differ
+    if m["error"] is None and judged is not None:
+        m["copies_agree"] = judged.get("copies_agree")
+        m["values_agree"] = judged.get("values_agree")
+        m["differ"] = list(judged.get("differ", []))
     return m
 
 
@@ -347,55 +222,46 @@ def _on_sigterm():
         return None
 
 
-def plan_sites(specs: List[SiteSpec], lines: Dict[int, Tuple[int, int]],
-               chosen: Sequence[Tuple[str, int]]) -> List[SiteSpec]:
-    """The sites that matter, or those `--site` names (`lines[id(spec)]`: first, last)."""
-    if chosen:
-        picked = []
-        for spec in specs:
-            real = os.path.realpath(spec.path or "")
-            first, last = lines[id(spec)]
-            if any(os.path.realpath(p) == real and first <= line <= last for p, line in chosen):
-                picked.append(spec)
-        return picked
-    return [spec for spec in specs if matters(spec)]
-
-
 def profile(target: Dict[str, str], program_args: List[str], project: str,
-            specs: List[SiteSpec], lines: Dict[int, Tuple[int, int]], options: Dict[str, Any],
+            static: List[SiteSpec], lines: Dict[int, Tuple[int, int]],
+            findings_at: Dict[Tuple[str, int], List[FindingRef]],
+            chosen: Sequence[Tuple[str, int]], options: Dict[str, Any],
             progress=None) -> Dict[str, Any]:
-    """Measure every candidate of every site in `specs`; the report's fields for `--run`.
+    """Measure every candidate of every site that matters (or `chosen`); the report's
+    fields for `--run`.
 
-    `lines[id(spec)]` is the site's (first, last) line; `options`: steps, warmup, seed,
-    devices, timeout, verbose, everything (every distinct choice, not the candidates)."""
+    `lines[id(spec)]` is a static site's (first, last) line; `findings_at[(realpath,
+    line)]` the findings on a line; `options`: steps, warmup, seed, devices, timeout,
+    verbose, everything (every distinct choice, not the candidates)."""
     work = tempfile.mkdtemp(prefix="syncadvisor-profile-")
-    ids = {id(spec): f"s{i}" for i, spec in enumerate(specs)}
+    for i, spec in enumerate(static):
+        spec.key = f"s{i}"
     spec_json = {
         "target": target, "args": program_args, "project": project,
         "seed": options["seed"], "warmup": options["warmup"], "steps": options["steps"],
         "devices": options.get("devices"),
-        "sites": [{"id": ids[id(s)], "path": s.path, "first": lines[id(s)][0],
-                   "last": lines[id(s)][1]} for s in specs],
+        "sites": [{"id": s.key, "path": s.path, "first": lines[id(s)][0],
+                   "last": lines[id(s)][1]} for s in static],
     }
     fresh = bool(os.environ.get("TF_CONFIG"))
-    runner = Runner(spec_json, work, options.get("verbose", False),
-                    options.get("timeout", DEFAULT_TIMEOUT_S), fresh)
+    verbose, timeout = options.get("verbose", False), options.get("timeout", DEFAULT_TIMEOUT_S)
+    runner = Runner(spec_json, work, verbose, timeout, fresh)
+    # One replica: the CPU as one device (or one GPU), and no cluster: one worker alone.
+    alone = Runner(dict(spec_json, devices=1), work, verbose, timeout, True,
+                   name="one-replica", environment={"TF_CONFIG": None})
     previous = _on_sigterm()
     try:
-        return _profile(runner, specs, ids, options, progress)
+        return _profile(runner, alone, static, findings_at, chosen, lines, options, progress)
     finally:
         runner.close()
+        alone.close()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
         if not options.get("keep"):
             shutil.rmtree(work, ignore_errors=True)
 
 
-def _profile(runner: Runner, specs: List[SiteSpec], ids: Dict[int, str],
-             options: Dict[str, Any], progress) -> Dict[str, Any]:
-    if progress:
-        progress("the program as written")
-    base = runner.run({"id": "written"})
+def _check_base(base: Dict[str, Any], runner: Runner, options: Dict[str, Any]) -> None:
     if base.get("replicas") is not None and base["replicas"] < 2:
         raise RunFailed(
             f"the program's {base.get('strategy', 'strategy')} has {base['replicas']} replica: "
@@ -414,7 +280,7 @@ def _profile(runner: Runner, specs: List[SiteSpec], ids: Dict[int, str],
         detail = base.get("traceback", "").rstrip().splitlines()[-1:] if base.get("error") else []
         if not detail and not runner.verbose:
             # No traceback (a sys.exit, argparse's usage error): what the program said last.
-            said = _log_tail(runner.log, 4, skip_tensorflow=True)
+            said = log_tail(runner.log, 4, skip_tensorflow=True)
             detail = [said] if said else []
         first = ("the program as written failed before its first step ended, so there is "
                  "nothing to measure" if base.get("error") else
@@ -422,58 +288,202 @@ def _profile(runner: Runner, specs: List[SiteSpec], ids: Dict[int, str],
                  "one strategy.run, or one call of a tf.function that calls it)")
         raise RunFailed(f"{first}: {why}"
                         + (f"\n{detail[0]}" if detail and detail[0] not in why else ""))
-    reached = [s for s in specs if base.get("created", {}).get(ids[id(s)])]
+
+
+def _profile(runner: Runner, alone: Runner, static: List[SiteSpec], findings_at, chosen, lines,
+             options: Dict[str, Any], progress) -> Dict[str, Any]:
+    say = progress or (lambda text: None)
+    say("the program as written")
+    base = runner.run({"id": "written"})
+    _check_base(base, runner, options)
+    made = {r.get("site") for r in base.get("variables") or []}
+    library = library_sites(base, findings_at)
+    picked, unmatched = pick(static, library, lines, chosen)
+    reached = [s for s in picked if s.key in made]
     ran = set(base.get("project_files", []))
-    not_reached = [s for s in specs
-                   if s not in reached and os.path.realpath(s.path or "") in ran]
-    plans: List[Tuple[SiteSpec, List[Choice]]] = [
-        (s, candidates(s, options.get("everything", False))) for s in reached]
-    results: Dict[Tuple[str, Choice], Dict[str, Any]] = {}
-    total = sum(len(c) - 1 for _, c in plans)
-    done = 0
+    not_reached = [s for s in picked if s.library is None and s.key not in made
+                   and os.path.realpath(s.path or "") in ran]
+    result: Dict[str, Any] = {"base": base, "sites": [], "not_reached": not_reached,
+                              "static": static, "library": library, "unmatched": unmatched,
+                              "picked": picked, "noise_ms": None, "reference": None}
+    if not reached:
+        return result
+    plans = [(s, candidates(s, options.get("everything", False))) for s in reached]
+    say("the program on one replica, as written (the reference)")
+    reference = alone.run({"id": "one-replica"})
+    counter = _Counter(sum(len(c) - 1 for _, c in plans), say)
+    results = {(s.key, choices[0]): base for s, choices in plans}
     for spec, choices in plans:
-        site = ids[id(spec)]
-        results[(site, choices[0])] = base
         for choice in choices[1:]:
-            done += 1
-            if progress:
-                progress(f"{done}/{total}: {spec.path}:{spec.line} {spec.name} as "
-                         f"{choice[0]} + {choice[1]}")
-            run_id = f"{site}-{choice[0]}-{choice[1]}"
-            results[(site, choice)] = runner.run({
-                "id": run_id,
-                "override": {"site": site, "synchronization": choice[0], "aggregation": choice[1]}})
-    again = None
-    if total:
-        # The program as written once more, last: how far its median step moves between two
-        # runs of the same choice is the noise a step-time difference is judged against
-        # (runs follow one another on a shared machine, and drift more than one run spreads).
-        if progress:
-            progress("the program as written, again (for the step-time noise)")
-        again = runner.run({"id": "written-again"})
-    cache: Dict[str, Any] = {}
+            results[(spec.key, choice)] = counter.run(runner, spec, choice, [])
+    # The program as written once more, last: how far its values and its median step move
+    # between two runs of the same choice is the noise the others are judged against (runs
+    # follow one another on a shared machine, and drift more than one run spreads).
+    say("the program as written, again (for the noise between two runs)")
+    again = runner.run({"id": "written-again"})
+    cache: Dict[str, compare.Values] = {}
 
-    def values_of(result):
-        if result["id"] not in cache:
-            cache[result["id"]] = _load(result)
-        return cache[result["id"]]
+    def values_of(run: Dict[str, Any]) -> compare.Values:
+        if run["id"] not in cache:
+            cache[run["id"]] = compare.Values(run)
+        return cache[run["id"]]
 
-    sites = []
-    for spec, choices in plans:
-        site = ids[id(spec)]
-        reference_choice = normalized(spec.pattern.reference)
-        reference = results.get((site, reference_choice))
-        ref_values = values_of(reference) if reference is not None else {}
+    judging = _reference(base, again, reference, values_of)
+    result["reference"] = judging
+    result["noise_ms"] = _drift(base, again)
+    ref_values = values_of(reference) if judging["problem"] is None else None
+
+    names = {s.key: s.name for s in static}
+
+    def label(record: Dict[str, Any]) -> str:
+        """A variable as the report names it: TensorFlow's default name says nothing, the
+        site's does."""
+        name = compare.short_name(record.get("name", ""))
+        if name.split("_")[0] == "Variable" and record.get("site") in names:
+            return names[record["site"]]
+        return name
+
+    def judge(spec: SiteSpec, choices: List[Choice], written: Dict[str, Any],
+              ran: Dict[Choice, Dict[str, Any]]):
+        runs = [(choice, ran[choice]) for choice in choices]
+        judged = compare.judge_site(spec.key or "", runs, written, ref_values,
+                                    judging["tolerance"], values_of, label)
         measurements = []
-        for choice in choices:
-            result = results[(site, choice)]
-            m = measurement(choice, result, values_of(result), site, reference, ref_values)
+        for choice, run in runs:
+            m = measurement(choice, run, spec, judged["runs"].get(id(run)))
             m["as_written"] = choice == choices[0]
-            m["reference"] = choice == reference_choice
             measurements.append(m)
-        sites.append((spec, measurements))
-    return {"base": base, "sites": sites, "not_reached": not_reached,
-            "noise_ms": _drift(base, again)}
+        return measurements, {
+            "unaffected": judged["unaffected"],
+            "cannot_judge": _cannot_judge(judging, judged, written, measurements)}
+
+    for spec, choices in plans:
+        measurements, judgement = judge(spec, choices, base,
+                                        {c: results[(spec.key, c)] for c in choices})
+        result["sites"].append((spec, measurements, judgement))
+    _with_fixes(result, plans, runner, counter, judge)
+    return result
+
+
+class _Counter:
+    """Numbers the runs after the program as written, and says each as it starts."""
+
+    def __init__(self, total: int, say):
+        self.total, self.done, self.say = total, 0, say
+
+    def run(self, runner: Runner, spec: SiteSpec, choice: Optional[Choice],
+            fixes: List[Tuple[SiteSpec, Choice]]) -> Dict[str, Any]:
+        self.done += 1
+        what = "as written" if choice is None else f"as {choice_name(choice, spec.current)}"
+        tail = ", with the other sites' fixes" if fixes else ""
+        self.say(f"{self.done}/{self.total}: {spec.path}:{spec.line} {spec.name} {what}{tail}")
+        overrides = [_override(other.key or "", c) for other, c in fixes]
+        if choice is not None:
+            overrides.append(_override(spec.key or "", choice))
+        return runner.run({"id": f"run-{self.done}", "overrides": overrides})
+
+
+def _override(site: str, choice: Choice) -> Dict[str, Any]:
+    if choice[0] == SETTING:
+        return {"site": site, "setting": choice[1]}
+    return {"site": site, "synchronization": choice[0], "aggregation": choice[1]}
+
+
+def _with_fixes(result: Dict[str, Any], plans, runner: Runner, counter: _Counter,
+                judge) -> None:
+    """A site whose choices all differ from the one-replica run while another site's
+    verdict is a fix (the program's other variables then differ in every run of it) is
+    measured once more with the other sites' fixes applied, its own choice as written
+    and as each candidate: the values it leaves then say what it should be."""
+    from .verdict import FIX, decide
+
+    fixes: List[Tuple[SiteSpec, Choice]] = []
+    for spec, measurements, judgement in result["sites"]:
+        decided = decide(spec, measurements, result["noise_ms"], judgement["cannot_judge"])
+        verdict = decided["verdict"]
+        if verdict["action"] == FIX:
+            chosen = (SETTING, verdict["setting"]) if verdict.get("setting") else \
+                (verdict["synchronization"], verdict["aggregation"])
+            fixes.append((spec, chosen))
+    if not fixes or result["reference"]["problem"] is not None:
+        return
+    again = [(i, spec, choices) for i, ((spec, choices), (_, _, judgement))
+             in enumerate(zip(plans, result["sites"])) if judgement["cannot_judge"]]
+    counter.total += sum(len(choices) for _, _, choices in again)
+    for index, spec, choices in again:
+        others = [(other, c) for other, c in fixes if other is not spec]
+        if not others:
+            continue
+        written = counter.run(runner, spec, None, others)
+        ran = {choices[0]: written}
+        for choice in choices[1:]:
+            ran[choice] = counter.run(runner, spec, choice, others)
+        measurements, judgement = judge(spec, choices, written, ran)
+        judgement["with_fixes"] = [{"path": o.path, "line": o.line, "name": o.name,
+                                    "choice": choice_name(c, o.current)} for o, c in others]
+        result["sites"][index] = (spec, measurements, judgement)
+
+
+def _reference(base: Dict[str, Any], again: Dict[str, Any], reference: Dict[str, Any],
+               values_of) -> Dict[str, Any]:
+    """How values are judged: the one-replica run, the tolerance and what it was calibrated
+    on, and why the reference cannot be used, if it cannot."""
+    judging: Dict[str, Any] = {"run": "the program on one replica, as written, same seed and "
+                                      "global batch",
+                               "device_note": reference.get("device_note"),
+                               "replicas": reference.get("replicas"),
+                               "drift": None, "tolerance": compare.TOLERANCE_FLOOR,
+                               "problem": None}
+    if not again.get("error") and again.get("variables") is not None:
+        drift, unsteady = compare.calibrate(values_of(base), values_of(again))
+        judging["drift"] = drift
+        judging["tolerance"] = compare.tolerance_from(drift)
+        if unsteady or drift > compare.UNSTEADY:
+            named = ", ".join(compare.short_name(n) for n in unsteady[:3])
+            judging["problem"] = ("two runs of the program as written leave different values "
+                                  + (f"({named})" if named else f"(by {drift:.2g} of a "
+                                     f"variable's largest value)"))
+            return judging
+    if reference.get("error"):
+        judging["problem"] = f"the program on one replica raised {reference['error']}"
+    elif not reference.get("steps_total"):
+        judging["problem"] = "the program on one replica ran no step"
+    elif reference.get("replicas") not in (None, 1):
+        judging["problem"] = (f"the program's strategy had {reference['replicas']} replicas "
+                              f"with one device")
+    elif reference.get("steps_total") != base.get("steps_total"):
+        judging["problem"] = (f"the program ran {reference['steps_total']} steps on one "
+                              f"replica, {base.get('steps_total')} on {base.get('replicas')}")
+    return judging
+
+
+def _cannot_judge(judging: Dict[str, Any], judged: Dict[str, Any], base: Dict[str, Any],
+                  measurements: List[Dict[str, Any]]) -> Optional[str]:
+    """Why the site's values cannot be judged against one replica, or None."""
+    if judging["problem"] is not None:
+        return judging["problem"]
+    if judged["judged"] or not any(not m.get("error") for m in measurements):
+        return None
+    others = judged["unaffected"]
+    shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+    why = ["no measured choice of this site leaves the values of the program on one replica, "
+           "nor does the rest of the program" + (
+               f" ({shown} {'differs' if len(others) == 1 else 'differ'} under every choice "
+               f"here)" if others else "")]
+    reads = base.get("replica_count_read_at") or []
+    if reads:
+        where = ", ".join(_shown_line(r) for r in reads[:3])
+        why.append(f"the program reads num_replicas_in_sync ({where}): what it computes "
+                   f"from it differs on one replica")
+    if base.get("random_ops"):
+        why.append(f"its steps draw random numbers ({', '.join(base['random_ops'][:3])}), "
+                   f"which one replica draws differently")
+    return "; ".join(why)
+
+
+def _shown_line(text: str) -> str:
+    path, _, line = text.rpartition(":")
+    return f"{shown_path(path)}:{line}"
 
 
 def _drift(first: Dict[str, Any], second: Optional[Dict[str, Any]]) -> Optional[float]:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from syncadvisor.profile import advice, plan, report
+from syncadvisor.profile import plan, replay, report, verdict
 from tests import paths
 
 ROOT = paths.REPO
@@ -73,7 +73,9 @@ def test_help_and_static_modules_do_not_import_tensorflow():
         "parser = build_parser()\n"
         "parser.parse_args(['profile', '--steps', '2'])\n"
         "import syncadvisor.profile.cli, syncadvisor.profile.plan, syncadvisor.profile.advice\n"
-        "import syncadvisor.profile.report, syncadvisor.profile.plot\n"
+        "import syncadvisor.profile.report, syncadvisor.profile.plot, syncadvisor.profile.runs\n"
+        "import syncadvisor.profile.compare, syncadvisor.profile.verdict\n"
+        "import syncadvisor.profile.replay, syncadvisor.profile.program_cli\n"
         "loaded = [m for m in ('tensorflow', 'keras', 'numpy', 'matplotlib') if m in sys.modules]\n"
         "assert not loaded, loaded\n"
         "print('clean')\n"
@@ -123,16 +125,20 @@ def test_canonical_patterns_and_their_references():
 
 def test_reference_choice_by_update_kind():
     U = plan.Update
-    assert plan.reference_choice([U("assign_add", "per-replica", True)], "float32") == ("ON_WRITE", "SUM")
-    assert plan.reference_choice([U("assign", "per-replica", True)], "float32") == ("ON_WRITE", "MEAN")
+    assert plan.reference_choice([U("assign_add", "per-replica", True)], "float32") == \
+        ("ON_WRITE", "SUM")
+    assert plan.reference_choice([U("assign", "per-replica", True)], "float32") == \
+        ("ON_WRITE", "MEAN")
     assert plan.reference_choice([U("assign", "per-replica", True)], "int32") == \
         ("ON_WRITE", "ONLY_FIRST_REPLICA")
     assert plan.reference_choice([U("scatter_add", "per-replica", True)], "float32") == \
         ("ON_WRITE", "ONLY_FIRST_REPLICA")
     assert plan.reference_choice([U("assign_add", "python-number", True)], "int64") == \
         ("ON_WRITE", "ONLY_FIRST_REPLICA")
-    assert plan.reference_choice([U("assign_add", "per-replica", False)], "float32") == ("AUTO", "NONE")
-    assert plan.reference_choice([U(plan.GRADIENT, "per-replica", True)], "float32") == ("AUTO", "NONE")
+    assert plan.reference_choice([U("assign_add", "per-replica", False)], "float32") == \
+        ("AUTO", "NONE")
+    assert plan.reference_choice([U(plan.GRADIENT, "per-replica", True)], "float32") == \
+        ("AUTO", "NONE")
 
 
 def test_fixture_sites_are_planned_from_the_static_model():
@@ -154,7 +160,8 @@ def test_fixture_sites_are_planned_from_the_static_model():
     assert specs["scratch"].current[0] == "NONE"
     assert specs["scratch"].pattern.shape == (4,)
     if has_usage_model:  # the updates come from the code
-        assert specs["loss_total"].pattern.updates == (plan.Update("assign_add", "per-replica", True),)
+        assert specs["loss_total"].pattern.updates == \
+            (plan.Update("assign_add", "per-replica", True),)
         assert specs["loss_total"].pattern.reference == ("ON_WRITE", "SUM")
         assert specs["step"].pattern.updates[0].value == "python-number"
     # no update for the kernel: the documented default for a trainable variable
@@ -162,45 +169,64 @@ def test_fixture_sites_are_planned_from_the_static_model():
     assert specs["kernel"].pattern.source == "default"
 
 
-def _m(sync, agg, reductions=0, transfers=0, agree=True, error=None):
-    return {"synchronization": sync, "aggregation": agg,
+def _m(spec, choice, reductions=0, transfers=0, agree=True, error=None):
+    """A replayed measurement, as `replay._measure` makes it."""
+    implied = plan.normalized(spec.pattern.reference)
+    return {"synchronization": choice[0], "aggregation": choice[1],
+            "choice": plan.choice_name(choice, spec.current),
+            "as_written": choice == plan.normalized(spec.current), "reference": choice == implied,
             "step_time_ms": None if error else {"median": 1.0, "p10": 0.9, "p90": 1.2},
             "reductions_per_step": None if error else reductions,
-            "transfers_per_step": None if error else transfers, "reductions_per_read": 1,
+            "transfers_per_step": None if error else transfers,
+            "bytes_per_step": None if error else 4 * (reductions + transfers),
+            "copies_agree": None if error or choice[0] == "ON_READ" else agree,
             "values_agree": None if error else agree, "error": error,
             "error_stage": "create" if error else None}
 
 
-def test_recommendation_uses_counts_and_names_findings():
+def test_replayed_verdict_uses_counts_and_names_findings():
     spec = plan.canonical_sites()[1]  # metric accumulator, written AUTO + SUM
     spec.findings = [plan.FindingRef("TFS301", 5, "info", "prefer ON_READ"),
                      plan.FindingRef("TFS304", 5, "info", "positional")]
     measurements = [
-        _m("AUTO", "SUM", 1, 2), _m("ON_WRITE", "SUM", 1, 2), _m("ON_READ", "SUM", 0, 0),
-        _m("AUTO", "NONE", 0, 0, agree=False), _m("NONE", "NONE", error="ValueError: no"),
+        _m(spec, ("ON_WRITE", "SUM"), 1, 2), _m(spec, ("ON_READ", "SUM"), 0, 0),
+        _m(spec, ("ON_WRITE", "NONE"), 0, 0, agree=False),
+        _m(spec, ("NONE", "NONE"), error="ValueError: no"),
     ]
-    rec = advice.recommend(spec, measurements)
-    assert (rec["synchronization"], rec["aggregation"]) == ("ON_READ", "SUM")
-    verdicts = {f["code"]: f["verdict"] for f in rec["static_findings"]}
+    decided = verdict.decide(spec, measurements, against="the reference AUTO + SUM")
+    assert decided["verdict"]["action"] == verdict.SWITCH
+    assert decided["verdict"]["text"].startswith("switch to ON_READ + SUM: 3 all-reduces")
+    verdicts = {f["code"]: f["verdict"] for f in decided["static_findings"]}
     assert verdicts == {"TFS301": "agrees", "TFS304": "not measured"}
-    # nothing usable: no recommendation, and the reason says why
-    rec = advice.recommend(spec, [_m("NONE", "NONE", error="ValueError: no")])
-    assert rec["synchronization"] is None and "no choice" in rec["reason"]
+    # nothing usable: no recommendation, and the verdict says why
+    decided = verdict.decide(spec, [_m(spec, ("ON_WRITE", "SUM"), error="ValueError: no")])
+    assert decided["verdict"]["action"] == verdict.NONE
+    assert decided["recommendation"]["synchronization"] is None
 
 
-def test_text_report_renders_every_choice_and_errors():
+def test_replayed_text_report_is_the_run_reports_format():
     spec = plan.canonical_sites()[1]
-    measurements = [_m(s, a, error="ValueError: NONE is refused" if s == "NONE" else None)
-                    for s, a in plan.CHOICES]
-    site = report.site_json(spec, measurements, advice.recommend(spec, measurements))
+    measurements = [_m(spec, c, error="ValueError: NONE is refused" if c[0] == "NONE" else None)
+                    for c in replay.choices_of(spec)]
+    decided = verdict.decide(spec, measurements)
+    site = report.site_json(spec, measurements, decided["recommendation"])
+    site["verdict"] = decided["verdict"]
     text = report.render_text({
-        "tensorflow": "2.21.0", "strategy": "MirroredStrategy", "replicas": 2,
-        "devices": ["/cpu:0", "/cpu:1"], "device_note": "the CPU split into 2 logical devices",
-        "workers": 1, "steps": 3, "warmup": 1, "sites": [site]})
-    assert "canonical pattern: metric accumulator" in text
+        "mode": "replay", "canonical": True, "tensorflow": "2.21.0",
+        "strategy": "MirroredStrategy", "replicas": 2, "devices": ["/cpu:0", "/cpu:1"],
+        "device_note": "the CPU split into 2 logical devices", "workers": 1, "steps": 3,
+        "warmup": 1, "sites": [site], "summary": verdict.summary([site], 0)})
+    lines = text.splitlines()
+    assert lines[0] == ("syncadvisor profile: the canonical patterns replayed under "
+                        "MirroredStrategy, 2 replicas, TensorFlow 2.21.0")
+    assert lines[5].startswith("canonical metric accumulator: ")  # the verdict, first
+    assert "1 site measured: " in text
+    # the table is the --run table: the same columns, each run named as the verdicts name it
+    assert "  choice  " in text and "all-reduces  bytes  step ms" in text
+    assert "copies  values  error" in text
     assert text.count("ValueError at creation") == 4
-    assert "recommendation:" in text
-    assert "the CPU split into 2 logical devices" in text
+    assert [line.split()[-1] for line in lines if line.startswith("  AUTO + SUM ")] == \
+        ["agree"] and " code,ref " in text and "ON_WRITE" not in text
 
 
 def test_progress_bar_on_a_terminal_and_lines_otherwise():
@@ -214,13 +240,13 @@ def test_progress_bar_on_a_terminal_and_lines_otherwise():
     bar = report.Progress(4, stream=tty)
     bar.start_site(1, 1, "canonical: metric accumulator")
     for sync, agg in plan.CHOICES[:4]:
-        bar.choice(sync, agg)
+        bar.choice(f"{sync} + {agg}")
     bar.finish()
     assert "\r[" in tty.getvalue() and "3/4" in tty.getvalue()
     plain = io.StringIO()
     lines = report.Progress(4, stream=plain)
     lines.start_site(1, 2, "x.py:3 total")
-    lines.choice("AUTO", "NONE")
+    lines.choice("AUTO + NONE")
     assert plain.getvalue() == "profiling 1/2: x.py:3 total\n"
 
 
@@ -270,16 +296,26 @@ def _by_choice(site):
     return {(m["synchronization"], m["aggregation"]): m for m in site["measurements"]}
 
 
+DISTINCT = {plan.normalized(c) for c in plan.CHOICES}  # AUTO is ON_WRITE: 12 runs
+
+
 def _check_measurements(site):
-    assert {(m["synchronization"], m["aggregation"]) for m in site["measurements"]} == set(plan.CHOICES)
+    assert {(m["synchronization"], m["aggregation"]) for m in site["measurements"]} == DISTINCT
+    assert len(site["measurements"]) == 12 and site["measurements"][0]["as_written"]
     for m in site["measurements"]:
-        assert set(m) >= {"synchronization", "aggregation", "step_time_ms", "reductions_per_step",
+        assert set(m) >= {"choice", "synchronization", "aggregation", "step_time_ms",
+                          "reductions_per_step", "bytes_per_step", "copies_agree",
                           "values_agree", "error"}
         if m["error"] is None:
             t = m["step_time_ms"]
             assert 0 <= t["p10"] <= t["median"] <= t["p90"]
             assert isinstance(m["reductions_per_step"], int) and m["reductions_per_step"] >= 0
-            assert isinstance(m["values_agree"], bool)
+            # the replay reads copies where they live: ON_READ + NONE has no value to
+            # compare, and never an error a read of its own would make
+            if (m["synchronization"], m["aggregation"]) == ("ON_READ", "NONE"):
+                assert m["values_agree"] is None
+            else:
+                assert isinstance(m["values_agree"], bool)
         elif m["error_stage"] == "create":
             assert m["step_time_ms"] is None and m["reductions_per_step"] is None
 
@@ -300,9 +336,10 @@ def test_tf_canonical_patterns_all_measured(mirrored):
     for site in sites:
         assert site["path"] is None
         _check_measurements(site)
-        ref = _by_choice(site)[(site["pattern"]["reference"]["synchronization"],
-                                site["pattern"]["reference"]["aggregation"])]
-        assert ref["error"] is None and ref["values_agree"] is True, ref
+        ref = _by_choice(site)[plan.normalized(
+            (site["pattern"]["reference"]["synchronization"],
+             site["pattern"]["reference"]["aggregation"]))]
+        assert ref["error"] is None and ref["values_agree"] is True and ref["reference"], ref
         rec = site["recommendation"]
         assert rec["synchronization"] and rec["aggregation"] and rec["reason"]
         # the recommendation is a choice that ran and read the reference's values
@@ -325,14 +362,15 @@ def test_tf_canonical_patterns_linter_and_measurement_agree(mirrored):
 
 
 def test_tf_metric_accumulator_on_read_has_fewer_reductions(mirrored):
-    site = next(s for s in mirrored["canonical"]["sites"] if s["pattern"]["kind"] == "metric-accumulator")
+    site = next(s for s in mirrored["canonical"]["sites"]
+                if s["pattern"]["kind"] == "metric-accumulator")
     by = _by_choice(site)
     on_write, on_read = by[("ON_WRITE", "SUM")], by[("ON_READ", "SUM")]
     assert on_write["reductions_per_step"] >= 1
     assert on_read["reductions_per_step"] < on_write["reductions_per_step"]
     assert on_read["values_agree"] is True
     assert on_read["reductions_per_read"] >= 1  # the reduction moves to the read
-    assert by[("AUTO", "NONE")]["values_agree"] is False  # copies diverge without aggregation
+    assert by[("ON_WRITE", "NONE")]["copies_agree"] is False  # diverge without aggregation
     assert (site["recommendation"]["synchronization"], site["recommendation"]["aggregation"]) == \
         ("ON_READ", "SUM")
 
@@ -344,8 +382,9 @@ def test_tf_illegal_choice_reported_with_its_error(mirrored):
             assert m["error"] and NONE_SYNC_ERROR in m["error"], m
             assert m["error"].startswith("ValueError")
             assert m["error_stage"] == "create"
-    counter = next(s for s in mirrored["canonical"]["sites"] if s["pattern"]["kind"] == "step-counter")
-    mean_int = _by_choice(counter)[("AUTO", "MEAN")]
+    counter = next(s for s in mirrored["canonical"]["sites"]
+                   if s["pattern"]["kind"] == "step-counter")
+    mean_int = _by_choice(counter)[("ON_WRITE", "MEAN")]
     assert "non-floating dtype" in mean_int["error"]
 
 
@@ -362,7 +401,8 @@ def test_tf_user_file_profiled_site_by_site(mirrored):
     loss = sites["loss_total"]
     assert loss["current"] == {"synchronization": "ON_WRITE", "aggregation": "SUM"}
     by = _by_choice(loss)
-    assert by[("ON_READ", "SUM")]["reductions_per_step"] < by[("ON_WRITE", "SUM")]["reductions_per_step"]
+    assert by[("ON_READ", "SUM")]["reductions_per_step"] < \
+        by[("ON_WRITE", "SUM")]["reductions_per_step"]
     # the code's NONE synchronization: the measurement shows the error, and TFS101 agrees
     scratch = sites["scratch"]
     assert NONE_SYNC_ERROR in _by_choice(scratch)[("NONE", "NONE")]["error"]
@@ -378,14 +418,37 @@ def test_tf_user_file_profiled_site_by_site(mirrored):
 
 def test_tf_text_output(mirrored):
     text = mirrored["text"]
-    assert text.startswith("syncadvisor profile: TensorFlow ")
-    assert "MirroredStrategy, 2 replicas" in text
+    assert text.startswith("syncadvisor profile: the sites of the files replayed under "
+                           "MirroredStrategy, 2 replicas, TensorFlow ")
     assert "the CPU split into 2 logical devices" in text
-    assert "accumulator.py:7: total" in text
-    assert "synchronization  aggregation" in text
+    lines = text.splitlines()
+    assert lines[lines.index("") + 1].startswith(
+        "tests/fixtures/profile/accumulator.py:7: total: switch to ON_READ + SUM: ")
+    assert "1 site measured: 0 to fix, 1 to switch, 0 to keep" in text
+    assert "all-reduces  bytes  step ms" in text
     assert text.count("ValueError at creation") == 4
-    assert "recommendation: ON_READ + SUM" in text
     assert "profiling 1/1" in mirrored["stderr"]  # progress, on standard error
+
+
+def test_tf_replayed_step_counter_agrees_with_tfs302s_page(mirrored):
+    # TFS302's page: under MirroredStrategy "every replica adds the same constant to its own
+    # copy, so NONE keeps the copies equal with no communication ..., while an
+    # ONLY_FIRST_REPLICA write is a broadcast". The replay says the same: keep AUTO + NONE.
+    page = " ".join((paths.REPO / "docs" / "rules" / "TFS302.md").read_text().split())
+    assert "NONE keeps the copies equal with no communication" in page
+    assert "ONLY_FIRST_REPLICA write is a broadcast" in page
+    (counter,) = [s for s in mirrored["canonical"]["sites"]
+                  if s["pattern"]["kind"] == "step-counter"]
+    by = _by_choice(counter)
+    none, first = by[("ON_WRITE", "NONE")], by[("ON_WRITE", "ONLY_FIRST_REPLICA")]
+    assert none["copies_agree"] is True and none["values_agree"] is True
+    assert (none["reductions_per_step"], none["transfers_per_step"]) == (0, 0)
+    assert first["values_agree"] is True
+    assert counter["verdict"]["action"] == "keep"
+    assert counter["verdict"]["text"].startswith(
+        "keep AUTO + NONE: no measured choice moves less (as written: 0 all-reduces (0 B)")
+    assert not [f for f in counter["recommendation"]["static_findings"]
+                if f["verdict"] == "disagrees"]
 
 
 def _png_size(path: Path):
@@ -479,6 +542,8 @@ def test_tf_multiworker_two_local_workers(multiworker):
         assert by[("ON_WRITE", "SUM")]["reductions_per_step"] >= 1
         assert by[("ON_READ", "SUM")]["reductions_per_step"] == 0
         assert by[("ON_READ", "SUM")]["values_agree"] is True
+        # one copy per worker: the copies of AUTO + NONE differ across the workers
+        assert by[("ON_WRITE", "NONE")]["copies_agree"] is False
         assert NONE_SYNC_ERROR in by[("NONE", "SUM")]["error"]
         counts.append({k: (m["reductions_per_step"], m["values_agree"], bool(m["error"]))
                        for k, m in by.items()})

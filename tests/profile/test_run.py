@@ -126,7 +126,7 @@ def test_verdict_fix_when_the_copies_diverge():
     assert decided["static_findings"][0]["verdict"] == "agrees"
     # in the code's terms, as the tables say: AUTO, not the ON_WRITE it runs as
     assert decided["static_findings"][0]["why"] == (
-        "AUTO + NONE reads different values from the reference AUTO + SUM")
+        "AUTO + NONE reads different values from the one-replica run")
 
 
 def test_verdict_switch_names_what_it_saves():
@@ -143,14 +143,14 @@ def test_verdict_switch_names_what_it_saves():
 
 def test_verdict_ties_keep_the_codes_synchronization():
     # A tf_keras metric count written ON_READ + MEAN (reads half the count): ON_READ + SUM
-    # and the reference ON_WRITE + SUM cost the same; the smaller edit is the advice.
+    # and the implied ON_WRITE + SUM cost the same; the smaller edit is the advice.
     spec = _spec([ADD], current=("ON_READ", "MEAN"))
     decided = verdict.decide(spec, [
         _m("ON_READ", "MEAN", 0, 0, copies=None, values=False, written=True),
         _m("ON_WRITE", "SUM", 0, 0, reference=True),
         _m("ON_READ", "SUM", 0, 0, copies=None)])
     assert decided["verdict"]["text"].startswith(
-        "ON_READ + MEAN reads values that differ from ON_WRITE + SUM's: use ON_READ + SUM")
+        "ON_READ + MEAN reads values that differ from the one-replica run's: use ON_READ + SUM")
 
 
 def test_verdict_keep_and_raise():
@@ -212,10 +212,14 @@ def test_check_profile_carries_or_drops_findings(tmp_path):
     assert finding["message"].endswith("[measured: switch to ON_READ + SUM: 1 all-reduce (4 B) "
                                        "fewer per step, values agree]")
     assert "1 finding carries measurements, 0 dropped" in agrees.stderr
+    # each finding the profile saw is named with what the measurement said of it
+    assert f"{source}:5:13: TFS301: the measurement agrees: w" in agrees.stderr
     disagrees = _check("--profile", str(_saved_profile(tmp_path, source, "disagrees")),
                        str(source))
     assert json.loads(disagrees.stdout) == [] and disagrees.returncode == 0
     assert "0 findings carry measurements, 1 dropped" in disagrees.stderr
+    assert f"{source}:5:13: TFS301: the measurement disagrees, left out: w" in \
+        disagrees.stderr
     profile = _saved_profile(tmp_path, source, "disagrees")
     source.write_text(SNIPPET + "\n# edited\n")  # lines may have moved: not matched
     stale = _check("--profile", str(profile), str(source))
@@ -316,13 +320,25 @@ def test_tf_on_read_sum_moves_fewer_bytes_for_an_accumulator(programs):
 def test_tf_keras_fit_metric_keeps_on_read(programs):
     data = programs["fit"]
     assert data["program"] == {"module": "examples.train_fit", "args": []}
-    assert {s["name"] for s in data["sites"]} == {"self.total", "self.count"}
+    sites = {s["name"]: s for s in data["sites"]}
+    assert set(sites) == {"self.total", "self.count", "BatchNormalization"}
     assert {s["path"] for s in data["sites"]} == {FIT}
-    for site in data["sites"]:
+    for name in ("self.total", "self.count"):
+        site = sites[name]
         assert site["verdict"]["action"] == "keep", site["verdict"]
         assert site["measurements"][0]["as_written"]
         # Keras 3's assign_add is assign(v + x): with SUM each step adds R copies of v.
         assert _choice(site, "ON_WRITE", "SUM")["values_agree"] is False
+    # The layer's statistics (TFS202): per replica as written, in step with synchronized=True,
+    # which is what the user changes on that line; the metric's total is then judged with it.
+    norm = sites["BatchNormalization"]
+    assert [m["choice"] for m in norm["measurements"]] == ["synchronized=False",
+                                                           "synchronized=True"]
+    assert norm["measurements"][0]["copies_agree"] is False
+    assert norm["measurements"][1]["values_agree"] is True
+    assert (norm["verdict"]["action"], norm["verdict"]["setting"]) == ("fix", "synchronized=True")
+    assert {f["code"]: f["verdict"] for f in norm["recommendation"]["static_findings"]} == \
+        {"TFS202": "agrees"}
 
 
 def test_tf_text_report_leads_with_verdicts(programs):
@@ -330,7 +346,9 @@ def test_tf_text_report_leads_with_verdicts(programs):
     lines = text.splitlines()
     assert lines[0].startswith(f"syncadvisor profile: {ACCUMULATE} under MirroredStrategy, "
                                "2 replicas")
-    assert lines[3].startswith("step-time noise: two runs of the program as written differ")
+    assert lines[3].startswith("values: judged against the program on one replica (the CPU as "
+                               "one device), same seed and global batch, within 0.0001")
+    assert lines[4].startswith("step-time noise: two runs of the program as written differ")
     blank = lines.index("")
     verdicts = lines[blank + 1:blank + 4]
     assert verdicts[0].startswith(f"{ACCUMULATE}:28: grad_accum: AUTO + NONE diverges")
@@ -346,6 +364,11 @@ def test_tf_check_profile_changes_a_message(programs):
     messages = {f["code"]: f["message"] for f in json.loads(result.stdout)}
     assert "[measured: AUTO + NONE diverges across replicas" in messages["TFS201"]
     assert "[measured: switch to ON_READ + SUM" in messages["TFS301"]
+    # per finding, on standard error: what the measurement judged of it
+    assert "TFS201: the measurement agrees: AUTO + NONE reads different values from the " \
+           "one-replica run" in result.stderr
+    assert "TFS301: the measurement agrees: the measurement recommends ON_READ + SUM" in \
+        result.stderr
 
 
 def test_tf_plot_is_a_png(programs):
@@ -387,7 +410,9 @@ def test_run_usage_errors(tensorflow_required):  # noqa: F811
     assert result.returncode == 2 and "PATH:LINE" in result.stderr
 
 
-def test_tf_multiworker_two_local_workers(tensorflow_required):  # noqa: F811
+def test_tf_multiworker_copies_are_compared_across_workers(tensorflow_required):  # noqa: F811
+    # Two workers on 127.0.0.1, one CPU device each: every worker holds one copy, so a
+    # variable whose copies differ differs across workers, and only there.
     from tests.profile.test_profile import two_local_workers
 
     reports = two_local_workers("--run", "tests/fixtures/profile/multiworker_program.py",
@@ -395,16 +420,25 @@ def test_tf_multiworker_two_local_workers(tensorflow_required):  # noqa: F811
     seen = []
     for data in reports:
         assert data["strategy"] == "MultiWorkerMirroredStrategy"
-        assert data["replicas"] == 2 and data["workers"] == 2
-        (site,) = data["sites"]
-        written = _choice(site, "ON_WRITE", "SUM")
-        on_read = _choice(site, "ON_READ", "SUM")
+        assert data["replicas"] == 2 and data["workers"] == 2 and len(data["devices"]) == 1
+        assert data["reference"]["problem"] is None
+        sites = {s["name"]: s for s in data["sites"]}
+        last = _choice(sites["last_batch"], "ON_WRITE", "NONE")
+        assert last["as_written"] and last["copies_agree"] is False
+        assert sites["last_batch"]["verdict"]["action"] == "fix"
+        assert sites["last_batch"]["verdict"]["text"].startswith(
+            "AUTO + NONE diverges across replicas: use AUTO + SUM")
+        total = sites["loss_total"]
+        written, on_read = _choice(total, "ON_WRITE", "SUM"), _choice(total, "ON_READ", "SUM")
+        assert written["copies_agree"] is True and written["values_agree"] is True
         assert written["reductions_per_step"] == 1 and on_read["reductions_per_step"] == 0
         assert on_read["values_agree"] is True
-        assert _choice(site, "ON_WRITE", "NONE")["values_agree"] is False
-        assert site["verdict"]["action"] == "switch"
+        assert _choice(total, "ON_WRITE", "NONE")["copies_agree"] is False
+        assert total["verdict"]["action"] == "switch"
         seen.append(data["task"]["index"])
     assert sorted(seen) == [0, 1]
+    text = report.render_text(reports[0])
+    assert "last_batch: AUTO + NONE diverges across replicas" in text
 
 
 def _program(tmp_path, text: str) -> Path:
@@ -439,7 +473,7 @@ def test_tf_eager_run_of_a_function_is_charged_every_step(tensorflow_required,  
     (site,) = json.loads(result.stdout)["sites"]
     written = _choice(site, "ON_WRITE", "SUM")
     assert (written["reductions_per_step"], written["bytes_per_step"]) == (1, 1024)
-    assert site["verdict"]["action"] == "switch", site["verdict"]
+    assert _choice(site, "ON_READ", "SUM")["reductions_per_step"] == 0
 
 
 def test_tf_program_exiting_before_a_step_shows_what_it_said(tensorflow_required,  # noqa: F811
@@ -463,8 +497,8 @@ def test_tf_program_exiting_before_a_step_shows_what_it_said(tensorflow_required
     assert "absl" not in result.stderr and "Traceback" not in result.stderr
 
 
-def test_tf_choice_that_changes_other_variables_is_not_recommended(  # noqa: F811
-        tensorflow_required, tmp_path):
+def test_tf_choice_that_changes_other_variables_is_not_recommended(
+        tensorflow_required, tmp_path):  # noqa: F811
     # `count` read inside the step: as ON_READ + SUM each replica reads its local half, so
     # `w` grows half as fast, though `count`'s own value (the sum) agrees.
     program = tmp_path / "train.py"
@@ -481,20 +515,20 @@ def test_tf_choice_that_changes_other_variables_is_not_recommended(  # noqa: F81
     assert result.returncode == 0, result.stderr[-4000:]
     (site,) = json.loads(result.stdout)["sites"]
     on_read = _choice(site, "ON_READ", "SUM")
-    assert on_read["values_agree"] is False and on_read["others_differ"] == ["Variable:0"]
+    assert on_read["values_agree"] is False and on_read["differ"] == ["w"]
     assert (site["verdict"]["action"], site["verdict"]["synchronization"]) == \
         ("keep", "ON_WRITE"), site["verdict"]
 
 
 def test_verdict_keep_says_why_a_cheaper_choice_is_not_the_advice():
     spec = _spec([ADD], current=("AUTO", "SUM"))
-    on_read = dict(_m("ON_READ", "SUM", 0, 0, copies=None, values=False),
-                   others_differ=["w:0"])
+    on_read = dict(_m("ON_READ", "SUM", 0, 0, copies=None, values=False), differ=["w"])
     kept = verdict.decide(spec, [_m("ON_WRITE", "SUM", 8, written=True, reference=True),
                                  on_read])
     assert kept["verdict"]["action"] == verdict.KEEP
     assert kept["verdict"]["text"].startswith(
-        "keep AUTO + SUM: ON_READ + SUM moves less but changes w:0 (the program: 1 all-reduce")
+        "keep AUTO + SUM: ON_READ + SUM moves less but reads values that differ from the "
+        "one-replica run's (w) (as written: 1 all-reduce")
 
 
 def test_error_text_keeps_the_message_not_the_trace():
@@ -612,3 +646,33 @@ def test_tf_keras_validation_is_not_a_step_and_a_left_thread_does_not_hang(
     result = _profile("--run", f"{programs2}/logger_thread.py", "--steps", "2",
                       "--warmup", "1", timeout=45)
     assert result.returncode == 0, result.stderr[-4000:]
+
+
+def test_tf_sites_that_matter_but_were_not_made_in_a_scope_are_listed(
+        tensorflow_required, tmp_path):  # noqa: F811
+    # `outside` matters (SUM written) but is made outside every scope: listed as not created;
+    # `plain` is made in the scope but nothing about it matters: neither measured nor listed.
+    program = _program(tmp_path, """\
+        import tensorflow as tf
+
+        strategy = tf.distribute.MirroredStrategy()
+        outside = tf.Variable(0.0, aggregation=tf.VariableAggregation.SUM)
+        with strategy.scope():
+            total = tf.Variable(0.0, trainable=False, aggregation=tf.VariableAggregation.SUM)
+            plain = tf.Variable(1.0)
+
+
+        @tf.function
+        def step(x):
+            strategy.run(lambda v: total.assign_add(tf.reduce_sum(v)), args=(x,))
+
+
+        for i in range(6):
+            step(tf.fill([4], float(i)))
+        """)
+    result = _profile("--run", str(program), "--format", "json", "--steps", "2", "--warmup", "1")
+    assert result.returncode == 0, result.stderr[-4000:]
+    data = json.loads(result.stdout)
+    assert [s["name"] for s in data["sites"]] == ["total"]
+    assert [(s["name"], s["line"]) for s in data["not_reached"]] == [("outside", 4)]
+    assert data["summary"]["not_reached"] == 1
