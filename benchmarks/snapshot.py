@@ -193,7 +193,7 @@ for linked in run.linked_files():
             for w in sorted(map(dump_where, u.where)):
                 out.append("    WHERE " + w)
             for w in sorted(u.in_replica(), key=dump_where):
-                hops = project.usage.call_path(w, u.function)
+                hops = getattr(project, "replica", project.usage).call_path(w, u.function)
                 out.append("    PATH " + " > ".join(f"{h.caller}@{h.path}:{h.span.line}->"
                                                      f"{h.callee}" for h in hops))
             for c in sorted(map(key, u.contexts)):

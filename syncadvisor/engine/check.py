@@ -38,7 +38,7 @@ def link(models: Iterable[FileModel]) -> Dict[str, LinkedFile]:
     """Each file's model linked with the rest of the run: what the rules see."""
     linked: Dict[str, LinkedFile] = {}
     for project in projects(models):
-        for fm in project.index.files:
+        for fm in project.files:
             linked[fm.path] = project.link(fm)
     return linked
 

@@ -14,7 +14,7 @@ Stage 1 models only the files that may hold a finding (`engine.prefilter`). A fi
 drops may still be where another file's names lead: `pkg/compat.py` doing `import
 tf_keras as tfk`, whose `tfk.layers.Layer` is a base class in `pkg/model.py`. A second
 pass models the dropped files of the run that the modelled ones follow names into
-(`ProjectIndex.modules_reached`), then those they lead to, so that linking sees what
+(`model.reach.modules_reached`), then those they lead to, so that linking sees what
 the names stand for; a run where no name leads into a dropped file pays only the
 search. Which files it models is a function of the run's files, never of the cache.
 Findings are presented as the user sees the file (a notebook's by cell). With
@@ -32,7 +32,7 @@ from ..config import Resolver
 from ..files import UnreadableSource, module_name
 from ..findings import Finding
 from ..inputs import Input, load_input, text_input
-from ..model.contexts import ProjectIndex
+from ..model.reach import modules_reached
 from ..model.project import LinkedFile
 from ..notebook import is_notebook
 from .analyze import PARSE_ERROR, FileResult, analyze_text, unreadable
@@ -75,7 +75,7 @@ def model_reached(results: Dict[str, FileResult], unmodelled: Dict[str, List[str
     None: it cannot be read, and stays out."""
     models = [r.model for r in results.values() if r.model is not None]
     while unmodelled and models:
-        reached = ProjectIndex(models).modules_reached(unmodelled)
+        reached = modules_reached(models, unmodelled)
         if not reached:
             return
         for module in sorted(reached):

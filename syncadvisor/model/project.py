@@ -1,22 +1,34 @@
-"""Linking: the files of one run -> the model the rules read.
+"""Linking: the files of one run -> the facts the rules read, asked for on demand.
 
-Per-file models are built (and cached) independently; linking adds what needs
-the whole run: strategy contexts through calls across modules, Keras class
-hierarchies, the normalised variable sites, and their usage in replica or
-cross-replica context.
+A `Project` holds the per-file models and answers questions over them (`db.py`): which
+strategy a function runs under, what a reference denotes, which updates and reads each
+variable site has. Nothing is computed before a rule asks: the command asks about every
+file, the language server about the open ones. With `track`, `replace` swaps one file's
+model and forgets only the answers that read what changed in it.
 """
 from __future__ import annotations
 
 import os
-from functools import partial
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Dict, Hashable, Iterable, List, Optional, Tuple
 
 from ..records import record
-from .contexts import ContextAnalysis, ProjectIndex
-from .facts import BOUND_QNAME, SOURCE_STATE, Bound, FileModel, Source
+from . import calls as calls_module
+from . import objects as objects_module
+from . import replica as replica_module
 from . import tfapi
-from .usage import PER_REPLICA, REPLICA_INVARIANT, UpdateInfo, UsageAnalysis
+from . import usage as usage_module
+from .calls import CallGraph
+from .contexts import Strategies
+from .db import Db
+from .facts import BOUND_QNAME, SOURCE_STATE, Bound, FileModel, Source
+from .index import ProjectIndex
+from .objects import Objects, VarKey
+from .replica import Replica
+from .usage import PER_REPLICA, REPLICA_INVARIANT, UpdateInfo, Usage
 from .variables import VariableSite, instance_kind, keras_class_kind, variable_sites
+
+_TABLES = (objects_module.TABLES + calls_module.TABLES + replica_module.TABLES
+           + usage_module.TABLES)
 
 
 @record
@@ -28,49 +40,95 @@ class LinkedFile:
 
 
 class Project:
-    def __init__(self, models: Iterable[FileModel]):
-        self.index = ProjectIndex(models)
-        self.contexts = ContextAnalysis(self.index)
-        # A function of the index, not the bound method: a Project must not be in a
-        # reference cycle, so that it is freed as soon as a run is done with it (the
-        # check command runs without the cycle collector).
-        self.usage = UsageAnalysis(self.index, self.contexts, partial(_keras_kind, self.index))
-        self.contexts.add_instance_calls(self.usage.instance_calls)
-        self.sites: Dict[str, List[VariableSite]] = {}
-        by_key: Dict[Tuple[str, int], VariableSite] = {}
-        for fm in self.index.files:
-            sites = variable_sites(fm, self.index, self.contexts, self.usage.instances_of)
-            self.sites[fm.path] = sites
-            for site in sites:
-                by_key[site.key] = site
-        for key, updates in self.usage.updates().items():
+    def __init__(self, models: Iterable[FileModel], track: bool = False):
+        db = self.db = Db(track)
+        index = self.index = ProjectIndex(db, _TABLES)
+        index.add_all(models)
+        self.objects = Objects(db, index)
+        self.calls = CallGraph(db, index, self.objects)
+        self.strategies = Strategies(db, index, self.objects, self.calls)
+        self.keras_kind = db.query("keras_kind", self._keras_kind, (None, None))
+        self.replica = Replica(db, index, self.objects, self.calls, self.strategies,
+                               self.keras_kind)
+        self.usage = Usage(db, index, self.objects, self.strategies, self.replica)
+        self._file_sites = db.query("file_sites", self._normalised, ())
+        self.linked = db.query("linked", self._link, {})
+        self.memo: Dict[str, object] = {}  # what rules compute once per run (RuleContext.once)
+
+    # --- files -------------------------------------------------------------------------
+
+    @property
+    def files(self) -> List[FileModel]:
+        return list(self.index.files.values())
+
+    def replace(self, path: str, fm: Optional[FileModel]) -> int:
+        """The run's file at `path` is now `fm` (None: gone); the answers that read what
+        changed are forgotten (how many)."""
+        changed = self.index.replace(path, fm)
+        forgotten = self.db.invalidate(changed)
+        self.objects.forget(path)
+        self.memo.clear()
+        return forgotten
+
+    # --- variable sites ----------------------------------------------------------------
+
+    def _normalised(self, path: str) -> Tuple[VariableSite, ...]:
+        """A file's variable sites, settings normalised, without their uses."""
+        fm = self.index.file_at(path)
+        return tuple(variable_sites(fm, self.index, self.strategies, self.objects.instances_of))
+
+    def _link(self) -> Dict[VarKey, VariableSite]:
+        """Every variable site of the run with its updates and reads, the updates' value
+        kinds settled (`_settle_invariance`). Sites are new records each time: a settled
+        update belongs to one link."""
+        by_key: Dict[VarKey, VariableSite] = {}
+        for fm in self.index.all_files():
+            for site in self._file_sites(fm.path):
+                linked = VariableSite(site.path, site.call, site.api, site.sync, site.agg,
+                                      site.trainable, site.trainable_arg, site.dtype,
+                                      site.dtype_source, site.contexts, site.unexpected,
+                                      site.index)
+                by_key[linked.key] = linked
+        for key, updates in self.usage.update_table().items():
             if key in by_key:
                 by_key[key].updates.extend(updates)
-        for key, reads in self.usage.reads().items():
+        for key, reads in self.usage.read_table().items():
             if key in by_key:
                 by_key[key].reads.extend(reads)
-        _settle_invariance(self.usage, by_key)
-        self.by_key = by_key
-        self._holders: Optional[Dict[Tuple[str, int], str]] = None
-        self.memo: Dict[str, object] = {}  # what rules compute once per run (RuleContext.once)
+        _settle_invariance(self, by_key)
+        return by_key
+
+    def sites_of(self, path: str) -> List[VariableSite]:
+        """A file's variable sites, with their updates and reads."""
+        linked = self.linked()
+        return [linked[site.key] for site in self._file_sites(path)]
+
+    @property
+    def sites(self) -> Dict[str, List[VariableSite]]:
+        """Every file's variable sites (made for the whole run when asked)."""
+        return {path: self.sites_of(path) for path in self.index.files}
+
+    @property
+    def by_key(self) -> Dict[VarKey, VariableSite]:
+        return self.linked()
 
     def holder(self, site: VariableSite) -> Optional[str]:
         """What a checkpoint or SavedModel can reach the variable through (a trackable
-        class that stores it, MODULE_GLOBAL, ESCAPES), or None: found for the whole run
-        the first time a rule asks."""
-        if self._holders is None:
-            self._holders = self.usage.holders()
-        return self._holders.get(site.key) or self.usage.lexical_holder(site.call, site.key)
+        class that stores it, MODULE_GLOBAL, ESCAPES), or None."""
+        return self.usage.holders().get(site.key) or \
+            self.usage.lexical_holder(site.call, site.key)
 
-    def keras_kind(self, class_id: str) -> Tuple[Optional[str], Optional[str]]:
-        return _keras_kind(self.index, class_id)
+    def _keras_kind(self, class_id: str) -> Tuple[Optional[str], Optional[str]]:
+        fm = self.index.class_file(class_id)
+        if fm is None:
+            return None, None
+        return keras_class_kind(class_id, fm, self.index)
 
     def link(self, fm: FileModel) -> LinkedFile:
-        return LinkedFile(fm, self.sites.get(fm.path, []), aliases(fm), self)
+        return LinkedFile(fm, self.sites_of(fm.path), aliases(fm), self)
 
 
-def _settle_invariance(usage: UsageAnalysis, by_key: Dict[Tuple[str, int], VariableSite]
-                       ) -> None:
+def _settle_invariance(project: Project, by_key: Dict[VarKey, VariableSite]) -> None:
     """Each update whose value is the same on every replica as long as the state it
     reads is (`UpdateInfo.depends`) becomes REPLICA_INVARIANT unless that state denotes a
     variable that is not in sync: ON_READ (each replica reads its own copy), of unknown
@@ -81,6 +139,7 @@ def _settle_invariance(usage: UsageAnalysis, by_key: Dict[Tuple[str, int], Varia
     names the state that makes it so (`UpdateInfo.source`)."""
     pending: List[Tuple[UpdateInfo, List[Tuple[Bound, List[VariableSite]]]]] = []
     seen = set()
+    objects = project.objects
     for site in by_key.values():
         for update in site.updates:
             if update.value_kind != PER_REPLICA or update.depends is None or id(update) in seen:
@@ -88,10 +147,10 @@ def _settle_invariance(usage: UsageAnalysis, by_key: Dict[Tuple[str, int], Varia
             seen.add(id(update))
             read = []
             for bound in update.depends:
-                if _replica_local(usage, bound, update.path):
+                if _replica_local(project, bound, update.path):
                     update.source = _state_source(bound)
                     break
-                keys = usage.variables_of(bound, update.path)
+                keys = objects.variables_of(bound, update.path)
                 if any(key not in by_key for key in keys):
                     break  # a variable the run does not see
                 if keys:
@@ -113,11 +172,11 @@ def _settle_invariance(usage: UsageAnalysis, by_key: Dict[Tuple[str, int], Varia
                     break
 
 
-def _replica_local(usage: UsageAnalysis, bound: Bound, path: str) -> bool:
+def _replica_local(project: Project, bound: Bound, path: str) -> bool:
     """Whether `bound` may denote an object whose state each replica keeps its own copy
     of and reads back as its own (`tfapi.REPLICA_LOCAL_OBJECTS`)."""
-    return any(instance_kind(class_id, usage.index) in tfapi.REPLICA_LOCAL_OBJECTS
-               for class_id in usage.instances_of(bound, path))
+    return any(instance_kind(class_id, project.index) in tfapi.REPLICA_LOCAL_OBJECTS
+               for class_id in project.objects.instances_of(bound, path))
 
 
 def _state_source(bound: Bound) -> Optional[Source]:
@@ -132,13 +191,6 @@ def _in_sync(site: VariableSite) -> bool:
         u.value_kind != PER_REPLICA for u in site.updates if u.replica_context is not False)
 
 
-def _keras_kind(index: ProjectIndex, class_id: str) -> Tuple[Optional[str], Optional[str]]:
-    fm = index.class_files.get(class_id)
-    if fm is None:
-        return None, None
-    return keras_class_kind(class_id, fm, index)
-
-
 def source_root(fm: FileModel) -> str:
     """The folder a file's module name is relative to (above its top-level package)."""
     folder = os.path.dirname(os.path.abspath(fm.path))
@@ -148,30 +200,35 @@ def source_root(fm: FileModel) -> str:
     return folder
 
 
-def projects(models: Iterable[FileModel]) -> List[Project]:
-    """One project per set of files whose module names do not clash.
+def groups(models: Iterable[FileModel]) -> List[List[FileModel]]:
+    """The files of a run in groups whose module names do not clash.
 
     Two folders checked together may both have a `model.py` (or a copy of the same
     package): their modules share names, and linking them as one would mix one's
     functions with the other's. Source roots whose module names clash go to separate
-    projects; the others join the first project, so a `tests/` folder still links
-    with the `src/` package it imports.
+    groups; the others join the first group, so a `tests/` folder still links with the
+    `src/` package it imports.
     """
     models = list(models)
     by_root: Dict[str, List[FileModel]] = {}
     for fm in models:
         by_root.setdefault(source_root(fm), []).append(fm)
-    groups: List[Tuple[set, List[FileModel]]] = []
+    found: List[Tuple[set, List[FileModel]]] = []
     for root in sorted(by_root):
         names = {fm.module for fm in by_root[root]}
-        for taken, members in groups:
+        for taken, members in found:
             if not taken & names:
                 taken |= names
                 members.extend(by_root[root])
                 break
         else:
-            groups.append((set(names), list(by_root[root])))
-    return [Project(members) for _, members in groups] or [Project([])]
+            found.append((set(names), list(by_root[root])))
+    return [members for _, members in found] or [[]]
+
+
+def projects(models: Iterable[FileModel], track: bool = False) -> List[Project]:
+    """One project per group of files whose module names do not clash (`groups`)."""
+    return [Project(members, track) for members in groups(models)]
 
 
 def aliases(fm: FileModel) -> Dict[str, str]:
@@ -181,3 +238,6 @@ def aliases(fm: FileModel) -> Dict[str, str]:
         if len(bounds) == 1 and bounds[0].kind == BOUND_QNAME and bounds[0].qname:
             table.setdefault(bounds[0].qname, name)
     return table
+
+
+__all__ = ["Project", "LinkedFile", "projects", "groups", "aliases", "source_root", "Hashable"]

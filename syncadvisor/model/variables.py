@@ -12,7 +12,8 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 from ..records import field, record
 from . import creators as creator_programs
 from . import tfapi
-from .contexts import Context, ContextAnalysis, Creator, ProjectIndex
+from .contexts import Context, Creator, Strategies
+from .index import ProjectIndex
 from .facts import (
     BOOL, CALL, FLOAT, INT, NONE, QNAME, STR, Argument, Bound, CreationCall, FileModel, Value,
 )
@@ -121,7 +122,7 @@ def receiver_kind(classes: Sequence[str], method: str,
     that defines the method itself is not Keras's."""
     kinds = set()
     for cid in classes:
-        fm = index.class_files.get(cid)
+        fm = index.class_file(cid)
         if fm is not None:
             own = index.method(cid, method) is not None
             kinds.add((None, None) if own else keras_class_kind(cid, fm, index))
@@ -135,7 +136,7 @@ def receiver_kind(classes: Sequence[str], method: str,
 def instance_kind(class_id: str, index: ProjectIndex) -> Tuple[Optional[str], Optional[str]]:
     """(family, kind) of an instance of a class: a project class by its Keras bases, a
     library class by its module."""
-    fm = index.class_files.get(class_id)
+    fm = index.class_file(class_id)
     if fm is not None:
         return keras_class_kind(class_id, fm, index)
     return _library_class_kind(index.external_name(class_id))
@@ -157,6 +158,7 @@ def keras_class_kind(class_id: str, fm: FileModel,
                      index: ProjectIndex) -> Tuple[Optional[str], Optional[str]]:
     """(family, kind) of a class from its Keras base classes. The project's own classes
     count too: checking Keras itself, `keras.src.metrics.metric.Metric` is one of them."""
+    index.read(fm)
     for base in index.mro(class_id) + index.external_bases(class_id):
         for prefix, family in tfapi.KERAS_FAMILY_PREFIXES:
             if base.startswith(prefix):
@@ -373,7 +375,7 @@ def _rewritten(setting: Setting, member: Optional[str], creator: Creator) -> Set
 
 
 def normalise(call: CreationCall, fm: FileModel, index: ProjectIndex,
-              contexts: ContextAnalysis,
+              contexts: Strategies,
               instances: Optional[Instances] = None) -> Optional[VariableSite]:
     api = api_for(call, fm, index, instances)
     if api is None:
@@ -410,7 +412,7 @@ def normalise(call: CreationCall, fm: FileModel, index: ProjectIndex,
     )
 
 
-def variable_sites(fm: FileModel, index: ProjectIndex, contexts: ContextAnalysis,
+def variable_sites(fm: FileModel, index: ProjectIndex, contexts: Strategies,
                    instances: Optional[Instances] = None) -> List[VariableSite]:
     sites = []
     for i, call in enumerate(fm.creations):

@@ -175,7 +175,6 @@ class RuleContext:
         self.model: FileModel = linked.model
         self.sites: List[VariableSite] = linked.sites
         self.project = linked.project
-        self.usage = linked.project.usage
         self.settings = settings
         self.path = linked.model.path
         self._rule = rule
@@ -197,8 +196,60 @@ class RuleContext:
 
     def all_sites(self) -> Iterator[VariableSite]:
         """Every variable site of the run (for findings placed at an update in this file)."""
-        for sites in self.project.sites.values():
-            yield from sites
+        yield from self.project.by_key.values()
+
+    # --- the questions a rule asks about the run (answered by `model/`) -----------------
+
+    def contexts_at(self, path: str, function: Optional[str], scopes: Tuple[int, ...]
+                    ) -> FrozenSet[Context]:
+        """The strategy contexts code in `function` of `path` runs in, inside `scopes`."""
+        return self.project.strategies.contexts_at(path, function, scopes)
+
+    def scope_context(self, path: str, scopes: Tuple[int, ...]) -> Optional[Context]:
+        """The context of the innermost strategy scope among `scopes`, if any."""
+        return self.project.strategies.scope_context(path, scopes)
+
+    def where_at(self, function: Optional[str]):
+        """The replica contexts (`Where`) code in `function` runs in."""
+        return self.project.replica.where_at(function)
+
+    def call_path(self, where, function: Optional[str]):
+        """The calls (`Hop`s) from where `where` entered to `function`."""
+        return self.project.replica.call_path(where, function)
+
+    def tensor_test(self, test, path: str) -> bool:
+        """Whether an `if`/`while` test may be a tensor (AutoGraph converts it)."""
+        return self.project.replica.tensor_test(test, path)
+
+    def constructions(self, bound, path: str):
+        """The constructed objects (`Obj`s with an origin) a reference may denote."""
+        return self.project.objects.constructions(bound, path)
+
+    def construction_at(self, path: str, span: Span):
+        """The recorded construction (`Construction`) of a call, if any."""
+        return self.project.objects.construction_at(path, span)
+
+    def constructions_of(self, class_id: str):
+        """(construction, path) of each call that makes an instance of a project class."""
+        return self.project.objects.constructions_of(class_id)
+
+    def creation_contexts(self, bound, path: str) -> FrozenSet[Context]:
+        """The strategy contexts where the object a call makes was made."""
+        return self.project.usage.creation_contexts(bound, path)
+
+    def holder(self, site: VariableSite) -> Optional[str]:
+        """What keeps a variable where a checkpoint or SavedModel reaches it, if anything."""
+        return self.project.holder(site)
+
+    def class_bases(self, qname: str) -> List[str]:
+        """A project class's library bases, as named outside the project; for any other
+        name, the name itself."""
+        index = self.project.index
+        return index.external_bases(qname) if index.is_class(qname) else [qname]
+
+    def model_at(self, path: str) -> FileModel:
+        """The model of another file of the run."""
+        return self.project.index.file_at(path)
 
     def once(self, key: str, compute: Callable[[], T]) -> T:
         """`compute()`, once per run: what a rule selects from the whole run, instead of
@@ -234,7 +285,7 @@ class RuleContext:
         """", reached from `call` through `tf.cond` at line 137 and `_init()` at line 140":
         the calls from where `where` entered to `function`, each naming its place; the
         first and the last two of a longer chain. "" where it entered `function` itself."""
-        hops = self.usage.call_path(where, function)
+        hops = self.call_path(where, function)
         if not hops:
             return ""
         shown = hops if len(hops) <= 3 else [hops[0], None, hops[-2], hops[-1]]

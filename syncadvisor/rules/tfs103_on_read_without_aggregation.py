@@ -195,7 +195,7 @@ class OnReadWithoutAggregation(Rule):
                 "under MirroredStrategy, MultiWorkerMirroredStrategy or TPUStrategy")
             read = next((r for r in site.reads if r.cross_replica), None)
             checkpoint = next((r for r in site.reads if r.kind == READ_CHECKPOINT), None)
-            holder = ctx.project.holder(site)
+            holder = ctx.holder(site)
             if read is None and holder is None and checkpoint is None:
                 continue  # a replica-local buffer: nothing combines its copies
             severity = WARNING

@@ -114,18 +114,17 @@ class OnReadSumCrossReplicaUpdate(Rule):
         yield from self._library_metrics(ctx, reported)
 
     def _library_metrics(self, ctx: RuleContext, reported) -> Iterator[Finding]:
-        usage = ctx.usage
         for use in ctx.model.uses:
             if use.method != "update_state" or (use.span.line, use.span.column) in reported:
                 continue
-            if not any(w.kind == CROSS for w in usage.where_at(use.function)):
+            if not any(w.kind == CROSS for w in ctx.where_at(use.function)):
                 continue
-            for obj in usage.constructions(use.receiver, ctx.path):
+            for obj in ctx.constructions(use.receiver, ctx.path):
                 qname = str(obj.key)
                 if not qname.startswith(tfapi.KERAS2_METRICS_PREFIX):
                     continue
-                bound, path = obj.origin  # type: ignore[misc]
-                contexts = list(usage.creation_contexts(bound, path))
+                bound, path = obj.origin
+                contexts = list(ctx.creation_contexts(bound, path))
                 verdict = judge(contexts, tfapi.MIRRORING_STRATEGIES, ctx.path,
                                 ctx.settings.assume_strategy, ctx.note)
                 if verdict is None:

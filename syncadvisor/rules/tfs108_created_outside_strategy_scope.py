@@ -20,12 +20,9 @@ def _objects_differ(a: Strategy, b: Strategy) -> bool:
     return not ours & theirs and None not in {o.line for o in a.options + b.options}
 
 
-def _model_family(qname: str, project) -> Optional[str]:
+def _model_family(qname: str, ctx: RuleContext) -> Optional[str]:
     """The Keras family of a model class (library or project), or None."""
-    candidates = [qname]
-    if qname in project.index.classes:
-        candidates = project.index.external_bases(qname)
-    for name in candidates:
+    for name in ctx.class_bases(qname):
         for prefix, family in tfapi.KERAS_FAMILY_PREFIXES:
             if not name.startswith(prefix):
                 continue
@@ -36,10 +33,9 @@ def _model_family(qname: str, project) -> Optional[str]:
     return None
 
 
-def _object_kind(qname: str, project) -> Tuple[Optional[str], Optional[str], str]:
+def _object_kind(qname: str, ctx: RuleContext) -> Tuple[Optional[str], Optional[str], str]:
     """(family, OPTIMIZER or METRIC, the Keras class's last name) of a class, or Nones."""
-    names = project.index.external_bases(qname) if qname in project.index.classes else [qname]
-    for name in names:
+    for name in ctx.class_bases(qname):
         for prefix, family in tfapi.KERAS_FAMILY_PREFIXES:
             segments = name.split(".")
             if not name.startswith(prefix) or tfapi.NOT_STATEFUL_OBJECT_SEGMENTS & set(segments):
@@ -440,22 +436,21 @@ class CreatedOutsideStrategyScope(Rule):
         return None
 
     def _models(self, ctx: RuleContext, reported: Set[Tuple[int, int]]) -> Iterator[Finding]:
-        usage = ctx.usage
         fm = ctx.model
         for use in fm.uses:
             if use.method not in tfapi.MODEL_TRAINING_METHODS:
                 continue
-            lexical = ctx.project.contexts.scope_context(fm.path, use.scopes)
+            lexical = ctx.scope_context(fm.path, use.scopes)
             if lexical is None or lexical.strategy is None:
                 continue
             outer = _outer_call(use.receiver)
             if outer is None or outer.span is None:
                 continue
-            families = {_model_family(str(o.key), ctx.project)
-                        for o in usage.constructions(use.receiver, fm.path)} - {None}
+            families = {_model_family(str(o.key), ctx)
+                        for o in ctx.constructions(use.receiver, fm.path)} - {None}
             if not families:
                 continue
-            made = usage.creation_contexts(outer, fm.path)
+            made = ctx.creation_contexts(outer, fm.path)
             if (outer.span.line, outer.span.column) in reported:
                 continue
             message = self._model_message(ctx, use, outer, lexical.strategy, made, families)
@@ -488,31 +483,31 @@ class CreatedOutsideStrategyScope(Rule):
         """Models built in this file whose variables an optimizer is handed
         (`apply_gradients(zip(grads, model.trainable_variables))`, `minimize(loss,
         model.trainable_variables)`) under a strategy they were not built under."""
-        fm, usage = ctx.model, ctx.usage
+        fm = ctx.model
         for use in fm.uses:
             if use.method not in tfapi.OPTIMIZER_VARIABLE_ARGUMENTS or not use.passed:
                 continue
-            optimizers = [(obj, *_object_kind(str(obj.key), ctx.project)[::2])
-                          for obj in usage.constructions(use.receiver, fm.path)]
+            optimizers = [(obj, *_object_kind(str(obj.key), ctx)[::2])
+                          for obj in ctx.constructions(use.receiver, fm.path)]
             strategies = self._use_strategies(ctx, use)
             if not strategies:  # a Keras 3 optimizer keeps the strategy it was made under
                 strategies = [c.strategy for obj, family, _ in optimizers
                               if family == tfapi.KERAS3 and obj.origin is not None
-                              for c in usage.creation_contexts(*obj.origin)
+                              for c in ctx.creation_contexts(*obj.origin)
                               if c.kind == IN_STRATEGY and c.strategy is not None]
             if not strategies:
                 continue
             for _, bound in use.passed:
-                for obj in usage.constructions(bound, fm.path):
+                for obj in ctx.constructions(bound, fm.path):
                     if obj.origin is None:
                         continue
                     made_bound, made_path = obj.origin
                     span = made_bound.span
                     if made_path != fm.path or span is None or \
                             (span.line, span.column) in reported or \
-                            _model_family(str(obj.key), ctx.project) is None:
+                            _model_family(str(obj.key), ctx) is None:
                         continue
-                    made = usage.creation_contexts(made_bound, made_path)
+                    made = ctx.creation_contexts(made_bound, made_path)
                     message = self._handed_message(ctx, use, made_bound, made, strategies,
                                                    optimizers)
                     if message is not None:
@@ -530,7 +525,7 @@ class CreatedOutsideStrategyScope(Rule):
         # Whether the optimizer surely makes slot variables: False for a Keras 3 one
         # that may have none (then it fails only for a model made outside any scope).
         slots = all(family != tfapi.KERAS3 or obj.origin is None or _makes_slots(
-            ctx.usage.construction_at(obj.origin[1], obj.origin[0].span), cls) is not False
+            ctx.construction_at(obj.origin[1], obj.origin[0].span), cls) is not False
             for obj, family, cls in optimizers)
         colocate = (f"ValueError in `.{use.method}` when the optimizer makes its slot "
                     "variables beside them (\"`colocate_vars_with` must only be passed a "
@@ -560,7 +555,7 @@ class CreatedOutsideStrategyScope(Rule):
 
     def _objects(self, ctx: RuleContext) -> Iterator[Finding]:
         """Optimizers and metrics made outside the scope they are handed to or used in."""
-        fm, usage = ctx.model, ctx.usage
+        fm = ctx.model
         reported = set()
         for use in fm.uses:
             if use.method == "compile":
@@ -576,16 +571,16 @@ class CreatedOutsideStrategyScope(Rule):
             if not strategies:
                 continue
             for keyword, bound in handed:
-                for obj in usage.constructions(bound, fm.path):
-                    family, kind, cls = _object_kind(str(obj.key), ctx.project)
+                for obj in ctx.constructions(bound, fm.path):
+                    family, kind, cls = _object_kind(str(obj.key), ctx)
                     if kind not in (tfapi.OPTIMIZER, tfapi.METRIC) or \
                             (not keyword and kind != tfapi.OPTIMIZER) or obj.origin is None:
                         continue
                     made_bound, made_path = obj.origin
                     if made_bound.span is None or (made_path, made_bound.span) in reported:
                         continue
-                    made = usage.creation_contexts(made_bound, made_path)
-                    slots = _makes_slots(usage.construction_at(made_path, made_bound.span), cls)
+                    made = ctx.creation_contexts(made_bound, made_path)
+                    slots = _makes_slots(ctx.construction_at(made_path, made_bound.span), cls)
                     verdict = self._object_verdict(ctx, family, kind, cls, made, strategies,
                                                    slots)
                     if verdict is None:
@@ -617,10 +612,10 @@ class CreatedOutsideStrategyScope(Rule):
     def _use_strategies(ctx: RuleContext, use) -> List[Strategy]:
         """The strategies current where `use` runs: scopes around it or its callers, and
         the `strategy.run` calls that run it."""
-        found = [c.strategy for c in ctx.project.contexts.contexts_at(ctx.path, use.function,
+        found = [c.strategy for c in ctx.contexts_at(ctx.path, use.function,
                                                                       use.scopes)
                  if c.kind == IN_STRATEGY and c.strategy is not None]
-        found += [w.strategy for w in ctx.usage.where_at(use.function)
+        found += [w.strategy for w in ctx.where_at(use.function)
                   if w.kind == REPLICA and w.strategy is not None]
         return found
 
@@ -634,13 +629,13 @@ class CreatedOutsideStrategyScope(Rule):
         info = ctx.model.functions.get(use.function) if use.function else None
         if info is None or info.klass is None:
             return [], None
-        contexts = ctx.project.contexts.contexts_at(ctx.path, use.function, use.scopes)
+        contexts = ctx.contexts_at(ctx.path, use.function, use.scopes)
         if any(c.kind != UNKNOWN for c in contexts):
             return [], None
         strategies: List[Strategy] = []
         first = None
-        for construction, path in ctx.usage.constructions_of(info.klass):
-            for context in ctx.project.contexts.contexts_at(path, construction.function,
+        for construction, path in ctx.constructions_of(info.klass):
+            for context in ctx.contexts_at(path, construction.function,
                                                             construction.scopes):
                 if context.kind == IN_STRATEGY and context.strategy is not None:
                     strategies.append(context.strategy)
@@ -658,15 +653,14 @@ class CreatedOutsideStrategyScope(Rule):
         info = ctx.model.functions.get(use.function) if use.function else None
         if info is None or info.klass is None:
             return None, None
-        usage = ctx.usage
-        for construction, path in usage.constructions_of(info.klass):
+        for construction, path in ctx.constructions_of(info.klass):
             for passed in construction.passed:
                 if passed is None:
                     continue
-                for obj in usage.constructions(passed, path):
+                for obj in ctx.constructions(passed, path):
                     if obj.origin is not None and obj.origin[1] == made_path and \
                             obj.origin[0].span == made.span:
-                        lexical = ctx.project.contexts.scope_context(path, construction.scopes)
+                        lexical = ctx.scope_context(path, construction.scopes)
                         return ctx.at(f"`{construction.callee.text}(...)`", path,
                                       construction.span), \
                             lexical.strategy if lexical is not None else None

@@ -406,7 +406,7 @@ def _refusing_branch(ctx: RuleContext, where, update) -> Tuple[Optional[str], bo
     the call, or around the update), which AutoGraph makes a `tf.cond`/`tf.while_loop`
     where it converts the function; (None, False) where there is none."""
     found: Tuple[Optional[str], bool] = (None, False)
-    for hop in ctx.usage.call_path(where, update.function):
+    for hop in ctx.call_path(where, update.function):
         tensor = _tensor_test(ctx, hop.tests, hop.path)
         if tensor is not None:
             return tensor, True
@@ -423,7 +423,7 @@ def _tensor_test(ctx: RuleContext, tests, path: str) -> Optional[str]:
     """"the `if` at line 12 (`not self.initialized`), which AutoGraph makes a `tf.cond`
     where the function is traced," for the first of `tests` that may be a tensor."""
     for test in tests:
-        if ctx.usage.tensor_test(test, path):
+        if ctx.tensor_test(test, path):
             made = "`tf.cond`" if test.keyword == TEST_IF else "`tf.while_loop`"
             at = ctx.at(f"the `{test.keyword}`", path, test.span)
             return (f"{at} (`{test.text}`), which AutoGraph makes a {made} where the "

@@ -95,7 +95,7 @@ class Keras3BatchNormUnsynchronized(Rule):
             if synchronized is not None and not (synchronized.value.kind == BOOL
                                                  and synchronized.value.literal is False):
                 continue
-            contexts = ctx.project.contexts.contexts_at(ctx.path, layer.function, layer.scopes)
+            contexts = ctx.contexts_at(ctx.path, layer.function, layer.scopes)
             verdict = judge(list(contexts), _MULTI_REPLICA, ctx.path, "none", ctx.note)
             if verdict is None:
                 continue

@@ -128,11 +128,8 @@ class PreferOnReadForReplicaLocalState(Rule):
         if not target.startswith("self."):
             return False
         attr = target[len("self."):]
-        loads = ctx.project.index.files
         for update in replica:
-            fm = next((f for f in loads if f.path == update.path), None)
-            if fm is None:
-                continue
+            fm = ctx.model_at(update.path)
             seen = fm.self_loads.get((update.function, attr), 0)
             writes = sum(1 for u in site.updates if u.function == update.function)
             if seen > writes:

@@ -10,6 +10,8 @@ import pytest
 
 from syncadvisor.api import linked_files
 from syncadvisor.model import tfapi
+from syncadvisor.model.project import Project
+from syncadvisor.model.reach import modules_reached
 
 
 def _link(tmp_path, files: Dict[str, str]):
@@ -172,7 +174,7 @@ def test_a_base_class_through_a_star_import_shim(tmp_path):
     for name in ("Counter", "Old", "Model"):
         assert project.keras_kind(f"pkg.layer.{name}") == (tfapi.KERAS2, tfapi.LAYER)
     assert "Keras runs `Counter.call` once per replica" in {
-        w.via for w in project.usage.where_at("pkg.layer.Counter.call")}
+        w.via for w in project.replica.where_at("pkg.layer.Counter.call")}
 
 
 def test_an_alias_module_and_a_project_class_re_exported(tmp_path):
@@ -228,17 +230,16 @@ def test_the_rules_see_layers_derived_through_a_shim(tmp_path):
     assert found == {(6, "TFS201", "warning"), (7, "TFS102", "error")}
 
 
-def _index(modules: Dict[str, str]):
+def _models(modules: Dict[str, str]):
     import ast
 
     from syncadvisor.engine.analyze import rewrites_for
     from syncadvisor.config import Settings
     from syncadvisor.model.builder import build_model
-    from syncadvisor.model.contexts import ProjectIndex
 
-    return ProjectIndex(build_model(ast.parse(textwrap.dedent(text)), f"{name}.py", name,
-                                    rewrites_for(Settings()), textwrap.dedent(text))
-                        for name, text in modules.items())
+    return [build_model(ast.parse(textwrap.dedent(text)), f"{name}.py", name,
+                        rewrites_for(Settings()), textwrap.dedent(text))
+            for name, text in modules.items()]
 
 
 LAYER_VIA = """
@@ -260,20 +261,20 @@ LAYER_VIA = """
 
 
 def test_modules_reached_are_those_names_of_keras_classes_lead_into():
-    index = _index({"pkg.layers": LAYER_VIA})
+    models = _models({"pkg.layers": LAYER_VIA})
     unmodelled = {"pkg.compat", "pkg.base", "pkg.helpers", "pkg.other"}
     # compat.tfk: Counted's base (it has `call`); base.Layer: the base of Child's
     # ancestor (Child makes a variable). Not base.Thing's: Plain is nothing Keras runs,
     # nor helpers.Name: no method-style creation in the file needs what it makes.
-    assert index.modules_reached(unmodelled) == {"pkg.compat", "pkg.base"}
-    assert index.modules_reached(set()) == set()
+    assert modules_reached(models, unmodelled) == {"pkg.compat", "pkg.base"}
+    assert modules_reached(models, set()) == set()
 
 
 def test_modules_reached_through_modelled_alias_modules():
-    index = _index({"pkg.layers": LAYER_VIA, "pkg.compat": "from pkg.keras2 import tfk\n",
-                    "pkg.base": "from tf_keras.layers import Layer\n"})
-    assert index.modules_reached({"pkg.keras2", "pkg.helpers"}) == {"pkg.keras2"}
-    assert index.external_name("pkg.base.Layer") == "tf_keras.layers.Layer"
+    models = _models({"pkg.layers": LAYER_VIA, "pkg.compat": "from pkg.keras2 import tfk\n",
+                      "pkg.base": "from tf_keras.layers import Layer\n"})
+    assert modules_reached(models, {"pkg.keras2", "pkg.helpers"}) == {"pkg.keras2"}
+    assert Project(models).index.external_name("pkg.base.Layer") == "tf_keras.layers.Layer"
 
 
 def test_a_project_class_in_a_module_the_prefilter_drops(tmp_path):

@@ -1,0 +1,257 @@
+"""Replica context: which code runs once per replica, and which across replicas.
+
+Replica context is inferred as TensorFlow defines it: functions given to `strategy.run`
+/ `experimental_run_v2` / `extended.call_for_each_replica` (by name, lambda, bound
+method, through `tf.function`), the Keras methods that run once per replica under `fit`
+(`train_step`, `call`, `update_state`, ...), and whatever they call. Module-level code
+and what it calls is cross-replica, and so are functions given to `merge_call` and
+`extended.update`. A function's contexts (`where`) are those it is entered in, and its
+callers'; a function nothing in the run enters or calls: unknown.
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
+
+from ..records import record
+from . import tfapi
+from .calls import CallGraph
+from .contexts import Strategies, Strategy
+from .db import Db
+from .facts import BOUND_CALL, BOUND_NAMES, ENTRY_CROSS, BranchTest, FileModel, Span
+from .index import ProjectIndex
+from .objects import OBJ_VAR, Objects
+
+REPLICA = "replica"
+CROSS = "cross-replica"
+UNKNOWN = "unknown"
+
+# The Keras family and kind of a class, or (None, None): `variables.keras_class_kind`.
+KerasKind = Callable[[str], Tuple[Optional[str], Optional[str]]]
+
+
+@record(frozen=True)
+class Where:
+    """A replica-ness context, with how the code got there (for messages)."""
+
+    kind: str  # REPLICA, CROSS or UNKNOWN
+    via: str = ""  # e.g. "`strategy.run`"; `at` says where
+    strategy: Optional[Strategy] = None  # for strategy.run: which strategy
+    at: Optional[Tuple[str, Span]] = None  # the call that entered this context
+
+
+@record(frozen=True)
+class Hop:
+    """One call on the way from where a context was entered to an update (messages)."""
+
+    caller: str  # the calling function's name
+    path: str
+    span: Span  # the call
+    callee: str  # the called function's name ("<lambda>" for a lambda)
+    through: Optional[str] = None  # the higher-order callee that runs it (`tf.cond`)
+    through_qname: Optional[str] = None  # ... its qualified name, where it resolves
+    # The `if`/`while` tests around the call in the caller that may be tensors
+    # (`Replica.tensor_test` decides), outermost first.
+    tests: Tuple[BranchTest, ...] = ()
+
+
+MODULE_LEVEL = Where(CROSS, "module-level code")
+_CALLED_FROM_MODULE = "called from module-level code"
+_NO_WHERE: FrozenSet[Where] = frozenset()
+
+
+def entries(fm: FileModel):
+    """A file's replica entries (`strategy.run(fn)`, `merge_call(fn)`), in order."""
+    for entry in fm.entries:
+        yield (), (entry, fm.path)
+
+
+def classes_by_name(fm: FileModel):
+    for cid, info in fm.classes.items():
+        yield info.name, cid
+
+
+TABLES = (("entries", entries), ("classes-by-name", classes_by_name))
+
+
+class Replica:
+    def __init__(self, db: Db, index: ProjectIndex, objects: Objects, calls: CallGraph,
+                 strategies: Strategies, keras_kind: KerasKind):
+        self.index = index
+        self.objects = objects
+        self.calls = calls
+        self.strategies = strategies
+        self._keras_kind = keras_kind
+        self.where = db.query("where", self._where, _NO_WHERE)
+        self._entered = db.query("entered", self._entered_table, {})
+
+    # --- where a function runs ---------------------------------------------------------
+
+    def _where(self, function: str) -> FrozenSet[Where]:
+        """The replica contexts a function is entered in, and those of its callers."""
+        found: Set[Where] = set(self._entered().get(function, ()))
+        keras = self._keras_where(function)
+        if keras is not None:
+            found.add(keras)
+        callers = self.calls.callers(function)
+        index = self.index
+        for path, i in callers:
+            edge = index.file_at(path).calls[i]
+            if edge.caller is None:
+                found.add(Where(CROSS, _CALLED_FROM_MODULE, at=(path, edge.span)))
+            else:
+                found |= self.where(edge.caller)
+        if not callers and not found:
+            found.add(Where(UNKNOWN))
+        return frozenset(found)
+
+    def _keras_where(self, function: str) -> Optional[Where]:
+        """`Keras runs `Layer.call` once per replica` for a Keras class's own method
+        that Keras runs per replica."""
+        owner, _, method = function.rpartition(".")
+        info = self.index.klass(owner)
+        if info is None or method not in info.methods:
+            return None
+        family, kind = self._keras_kind(owner)
+        if family is None or kind is None or \
+                method not in tfapi.KERAS_REPLICA_METHODS.get(kind, ()):
+            return None
+        return Where(REPLICA, f"Keras runs `{info.name}.{method}` once per replica")
+
+    def _entered_table(self) -> Dict[str, Tuple[Where, ...]]:
+        """Function -> the replica contexts the run's entries (`strategy.run(fn)`,
+        `merge_call(fn)`) enter it in."""
+        table: Dict[str, List[Where]] = {}
+        for entry, path in self.index.tables["entries"].get(()):
+            functions = self.objects.functions_of(entry.fn, path)
+            if not functions:
+                continue
+            if entry.kind == ENTRY_CROSS:
+                where = Where(CROSS, "given to merge_call/extended.update", at=(path, entry.span))
+            else:
+                strategy = self.strategies.resolver.strategy_of(
+                    (entry.strategy,), entry.strategy.text, path) if entry.strategy else None
+                if strategy is None:
+                    continue  # `session.run(...)` and other `.run`s
+                where = Where(REPLICA, f"`{entry.strategy.text}.run`", strategy,
+                              (path, entry.span))
+            for fid in functions:
+                table.setdefault(fid, []).append(where)
+        return {fid: tuple(wheres) for fid, wheres in table.items()}
+
+    def where_at(self, function: Optional[str]) -> FrozenSet[Where]:
+        if function is None:
+            return frozenset({MODULE_LEVEL})
+        found = self.where(function)
+        return found if found else frozenset({Where(UNKNOWN)})
+
+    # --- how a context reaches a function ----------------------------------------------
+
+    def call_path(self, where: Where, function: Optional[str]) -> List[Hop]:
+        """The calls by which code entered as `where` says reaches `function`: a shortest
+        chain from a function `where` enters (breadth first over the calls, in the run's
+        order). [] where it enters `function` itself or no chain is known."""
+        entered = self._functions_entered(where)
+        if function is None or not entered or function in entered:
+            return []
+        ancestors = self._ancestors(function)
+        parents: Dict[str, Tuple[str, str, int]] = {}
+        seen = set(entered)
+        queue = deque(f for f in entered if f in ancestors)
+        while queue and function not in parents:
+            caller = queue.popleft()
+            for target, (path, i) in self.calls.callees(caller):
+                if target not in seen and target in ancestors:
+                    seen.add(target)
+                    parents[target] = (caller, path, i)
+                    queue.append(target)
+        if function not in parents:
+            return []
+        hops: List[Hop] = []
+        target = function
+        while target in parents:
+            caller, path, i = parents[target]
+            fm = self.index.file_at(path)
+            higher_order = fm.higher_order.get(i)
+            through, through_qname = higher_order[::2] if higher_order else (None, None)
+            tests = fm.guarded_calls.get(i)
+            hops.append(Hop(self._name(caller), path, fm.calls[i].span, self._name(target),
+                            through, through_qname,
+                            tuple(fm.branch_tests[t] for t in tests) if tests else ()))
+            target = caller
+        hops.reverse()
+        return hops
+
+    def _ancestors(self, function: str) -> Set[str]:
+        """`function` and every function some chain of calls runs it from."""
+        found = {function}
+        todo = [function]
+        index = self.index
+        while todo:
+            for path, i in self.calls.callers(todo.pop()):
+                caller = index.file_at(path).calls[i].caller
+                if caller is not None and caller not in found:
+                    found.add(caller)
+                    todo.append(caller)
+        return found
+
+    def _functions_entered(self, where: Where) -> List[str]:
+        """The functions `where` enters, in the run's order."""
+        index = self.index
+        if where.kind == CROSS and where.via == _CALLED_FROM_MODULE and where.at is not None:
+            path, span = where.at
+            calls = index.file_at(path).calls
+            return [t for i in self.calls.calls_in(path, None) if calls[i].span == span
+                    for t in self.calls.targets(path, i)]
+        if where.at is None and where.kind == REPLICA:  # Keras's own: every class so named
+            found = []
+            for name, method in _keras_names(where.via):
+                for cid in index.tables["classes-by-name"].get(name):
+                    fid = f"{cid}.{method}"
+                    if self._keras_where(fid) == where:
+                        found.append(fid)
+            return found
+        return [fid for fid, wheres in self._entered().items() if where in wheres]
+
+    def _name(self, fid: str) -> str:
+        fm = self.index.function_file(fid)
+        return fm.functions[fid].name if fm is not None else fid.rpartition(".")[2]
+
+    # --- tests that may be tensors -------------------------------------------------------
+
+    def tensor_test(self, test: BranchTest, path: str) -> bool:
+        """Whether an `if`/`while` test in `path` may be a tensor, so that AutoGraph makes
+        the statement a `tf.cond`/`tf.while_loop` where it converts the function: it
+        takes the value of a variable, or of a call of tfapi.TENSOR_VALUED_CALLS, directly
+        or through a local name bound to one. Parameters and other names are taken to be
+        Python values (Keras passes `training` as a Python bool)."""
+        for read in test.reads:
+            for bound in (read, *read.options) if read.kind == BOUND_NAMES else (read,):
+                if bound.kind == BOUND_CALL and tensor_valued(bound.qname):
+                    return True
+            if any(obj.kind == OBJ_VAR for obj in self.objects.objects(read, path)):
+                return True
+        return False
+
+
+def _keras_names(via: str) -> List[Tuple[str, str]]:
+    """(class name, method) of "Keras runs `Name.method` once per replica"."""
+    start, end = via.find("`"), via.rfind("`")
+    if start < 0 or end <= start:
+        return []
+    name, _, method = via[start + 1:end].rpartition(".")
+    return [(name, method)] if name and method else []
+
+
+def tensor_valued(qname: Optional[str]) -> bool:
+    """A call of tfapi.TENSOR_VALUED_CALLS: its result is a tensor."""
+    if not qname or qname in tfapi.PYTHON_VALUED_CALLS:
+        return False
+    if qname in tfapi.TENSOR_VALUED_CALLS:
+        return True
+    head, dot, _ = qname.rpartition(".")
+    while dot:
+        if head + "." in tfapi.TENSOR_VALUED_CALLS:
+            return True
+        head, dot, _ = head.rpartition(".")
+    return False
