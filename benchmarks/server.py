@@ -396,7 +396,7 @@ def run_large(corpus, repeats: int, jobs: Optional[int], timeout: float, log) ->
 
 
 def run_server_bench(edits: int, warmup: int, repeats: int, jobs: Optional[int],
-                     corpus, timeout: float, log) -> dict:
+                     corpus, timeout: float, log, large_edits: int = 0) -> dict:
     from benchmarks.harness import _loadavg
 
     out: dict = {"argv": server_argv(jobs), "loadavg_before": _loadavg()}
@@ -406,6 +406,11 @@ def run_server_bench(edits: int, warmup: int, repeats: int, jobs: Optional[int],
         log(f"[server] first diagnostics on {corpus.label}, {repeats} runs alternating with "
             f"a cold check")
         out["large"] = run_large(corpus, repeats, jobs, timeout, log)
+    if corpus is not None and large_edits > 0:
+        from benchmarks.server_large import run_large_edits
+
+        log(f"[server] {large_edits} edits of each kind on {corpus.label} as one workspace")
+        out["large_edits"] = run_large_edits(corpus, large_edits, jobs, timeout, log)
     out["loadavg_after"] = _loadavg()
     return out
 
@@ -464,6 +469,10 @@ def format_server(res: dict, machine: dict | None = None) -> str:
             f"  [{large['verdict']:<6}] first diagnostics <= one cold check: "
             f"{large['ratio']:.2f}x",
         ]
+    if res.get("large_edits") is not None:
+        from benchmarks.server_large import format_large_edits
+
+        lines += format_large_edits(res["large_edits"])
     return "\n".join(lines)
 
 
@@ -485,6 +494,9 @@ def build_parser():
                         "0: no corpus case (default: %(default)s)")
     p.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="--jobs for the server and the check (default: theirs, the CPU count)")
+    p.add_argument("--large-edits", type=int, default=20, metavar="N",
+                   help="timed edits of each kind on the corpus as one workspace (comment, "
+                        "finding, signature); 0: none (default: %(default)s)")
     p.add_argument("--corpus", choices=["keras+tf_keras", "tensorflow"], default="keras+tf_keras",
                    help="the corpus of the first-diagnostics case (default: %(default)s)")
     p.add_argument("--corpus-path", type=Path, metavar="DIR",
@@ -505,21 +517,21 @@ def main(argv: list[str]) -> int:
     from benchmarks.report import machine_info
 
     args = build_parser().parse_args(argv)
-    if args.edits < 1 or args.warmup < 0 or args.repeats < 0:
-        _log("--edits must be at least 1, --warmup and --repeats at least 0")
+    if args.edits < 1 or args.warmup < 0 or args.repeats < 0 or args.large_edits < 0:
+        _log("--edits must be at least 1, --warmup, --repeats and --large-edits at least 0")
         return 2
     started = time.perf_counter()
     machine = machine_info()
     _fresh_bytecode()
     corpus = None
-    if args.repeats:
+    if args.repeats or args.large_edits:
         if args.corpus_path:
             corpus = corpus_mod.corpus_from_path(args.corpus_path)
         else:
             label, names = corpus_mod.CORPUS_CHOICES[args.corpus][0]
             corpus = corpus_mod.load_corpus(label, names)
     res = run_server_bench(args.edits, args.warmup, args.repeats, args.jobs, corpus,
-                           args.timeout, _log)
+                           args.timeout, _log, args.large_edits)
     text = format_server(res, machine)
     print("\n" + text, flush=True)
     seconds = time.perf_counter() - started
@@ -532,5 +544,6 @@ def main(argv: list[str]) -> int:
         args.json.write_text(json.dumps({"machine": machine, "argv": ["server", *argv],
                                          "server": res, "total_seconds": seconds}, indent=2))
         _log(f"[bench] raw numbers written to {args.json}")
-    failed = [r for r in (res["edits"], res.get("large")) if r and r.get("status") != "ok"]
+    failed = [r for r in (res["edits"], res.get("large"), res.get("large_edits"))
+              if r and r.get("status") != "ok"]
     return 1 if failed else 0

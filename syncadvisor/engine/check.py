@@ -10,14 +10,15 @@ has one.
 """
 from __future__ import annotations
 
-from typing import Callable, Collection, Dict, Iterable, List, Optional, Sequence, Set
+from typing import (Callable, Collection, Dict, Iterable, List, Mapping, Optional, Sequence,
+                    Set)
 
 from ..records import record
 from ..collector import collector_paused
 from ..config import Resolver, Settings
 from ..findings import Finding
 from ..model.facts import FileModel
-from ..model.project import LinkedFile, projects
+from ..model.project import Project, projects
 from ..rules import all_codes, enabled_rules
 from ..rules.base import Rule, RuleContext
 from ..rules.tfs901_unused_noqa import unused_noqa
@@ -34,25 +35,30 @@ class RunResult:
     internal_error: bool = False
 
 
-def link(models: Iterable[FileModel]) -> Dict[str, LinkedFile]:
-    """Each file's model linked with the rest of the run: what the rules see."""
-    linked: Dict[str, LinkedFile] = {}
-    for project in projects(models):
+def link(models: Iterable[FileModel], track: bool = False) -> Dict[str, Project]:
+    """The project each model is linked in, by path: what the rules ask about (`track`:
+    projects whose files may be replaced, `Project.replace`)."""
+    found: Dict[str, Project] = {}
+    for project in projects(models, track):
         for fm in project.files:
-            linked[fm.path] = project.link(fm)
-    return linked
+            found[fm.path] = project
+    return found
 
 
 def check(results: Sequence[FileResult], resolver: Resolver,
           text_of: Callable[[str], Optional[str]],
-          only: Optional[Collection[str]] = None) -> RunResult:
+          only: Optional[Collection[str]] = None,
+          linked: Optional[Mapping[str, Project]] = None) -> RunResult:
     """Every file's TFS900 findings and the enabled rules' findings, unsuppressed, sorted.
     `resolver.for_path(path)` is a file's settings; `text_of(path)` is the text it was
     modelled from (None: gone), for its `# noqa` comments. A rule that raises costs its
     file a TFS900 (internal error), not the run. With `only`, the findings of those
-    paths alone (an editor's open files), every file still linked."""
+    paths alone (an editor's open files): facts are asked for only as far as their rules
+    need. `linked` gives the project of each modelled path, where the caller keeps them
+    (the language server); else they are linked here."""
     with collector_paused():
-        linked = link(r.model for r in results if r.model is not None)
+        if linked is None:
+            linked = link(r.model for r in results if r.model is not None)
         rules_of: Dict[int, List[Rule]] = {}  # id of a Settings -> the rules it selects
         findings: List[Finding] = []
         internal = any(r.internal_error for r in results)
@@ -67,7 +73,7 @@ def check(results: Sequence[FileResult], resolver: Resolver,
             file_findings: List[Finding] = []
             if result.model is not None:
                 try:
-                    ctx = RuleContext(linked[result.path], settings)
+                    ctx = RuleContext(linked[result.path].link(result.model), settings)
                     for rule in rules:
                         if settings.enabled(rule.code, result.path):
                             file_findings.extend(rule.check(ctx.for_rule(rule)))

@@ -32,7 +32,9 @@ from ..config import Resolver
 from ..files import UnreadableSource, module_name
 from ..findings import Finding
 from ..inputs import Input, load_input, text_input
-from ..model.reach import modules_reached
+from ..model.facts import FileModel
+from ..model.index import ProjectIndex
+from ..model.reach import followed_names, index_of, modules_reached
 from ..model.project import LinkedFile
 from ..notebook import is_notebook
 from .analyze import PARSE_ERROR, FileResult, analyze_text, unreadable
@@ -68,24 +70,43 @@ class NoqaOutcome:
 
 
 def model_reached(results: Dict[str, FileResult], unmodelled: Dict[str, List[str]],
-                  model_whole: Callable[[str], Optional[FileResult]]) -> None:
+                  model_whole: Callable[[str], Optional[FileResult]],
+                  index: Optional[ProjectIndex] = None,
+                  fresh: Optional[List[FileModel]] = None,
+                  add: Optional[Callable[[str, FileModel], object]] = None) -> List[str]:
     """Model, into `results`, the files of `unmodelled` (module name -> its files not
     modelled; a module reached leaves it) that the models' names lead into, until no
-    name leads into another. `model_whole(path)` models a file without the prefilter;
-    None: it cannot be read, and stays out."""
-    models = [r.model for r in results.values() if r.model is not None]
-    while unmodelled and models:
-        reached = modules_reached(models, unmodelled)
+    name leads into another; the paths modelled. `model_whole(path)` models a file
+    without the prefilter; None: it cannot be read, and stays out. `index` holds the
+    models of `results` already (a language server's, kept up to date): then only the
+    names of the `fresh` models are followed first, those of the others having been
+    followed when they came; a file modelled here is added to it (by `add`, the owner
+    of the index, where it has one)."""
+    added: List[str] = []
+    if not unmodelled:
+        return added
+    if index is None:
+        index = index_of(r.model for r in results.values() if r.model is not None)
+        fresh = None
+    if add is None:
+        add = index.replace
+    names = followed_names(index, fresh if fresh is not None else index.files.values())
+    while unmodelled and index.files:
+        reached = modules_reached(index, unmodelled, names)
         if not reached:
-            return
+            break
         for module in sorted(reached):
             for path in unmodelled.pop(module):
                 result = model_whole(path)
                 if result is None:
                     continue
                 results[path] = result
+                added.append(path)
                 if result.model is not None:
-                    models.append(result.model)
+                    add(path, result.model)
+        # (a name may now go on through a module just modelled)
+        names = followed_names(index, list(index.files.values()))
+    return added
 
 
 class Run:
@@ -200,7 +221,7 @@ class Run:
     def linked_files(self) -> List[LinkedFile]:
         """The linked model of every file that has one, in order: what the rules see."""
         linked = link(r.model for r in self.analyze() if r.model is not None)
-        return [linked[r.path] for r in self.analyze() if r.model is not None]
+        return [linked[r.path].link(r.model) for r in self.analyze() if r.model is not None]
 
     # --- stage 2 ----------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 from .db import Db
 from .facts import BOUND_CALL, BOUND_METHOD, BOUND_NAMES, FileModel
-from .index import ProjectIndex
+from .index import ProjectIndex, plain_items
 from .objects import Objects
 
 # Methods Keras calls for you once a layer or model object exists.
@@ -24,6 +24,7 @@ CONSTRUCTION_METHODS = ("__init__", "build")
 CallSite = Tuple[str, int]  # (path, index of the call in the file's `calls`)
 
 
+@plain_items
 def calls_by_name(fm: FileModel) -> Iterable[Tuple[object, CallSite]]:
     """The calls of a file that may run project code, by what they name: `f()` and `C()`
     by the qualified name, `self.m()` by ("self", m), `obj.m()` by ("attr", m)."""
@@ -45,13 +46,17 @@ def calls_by_name(fm: FileModel) -> Iterable[Tuple[object, CallSite]]:
 TABLES = (("calls-by-name", calls_by_name),)
 
 
+def _equal(old: object, new: object) -> bool:
+    return old == new
+
+
 class CallGraph:
     def __init__(self, db: Db, index: ProjectIndex, objects: Objects):
         self.index = index
         self.objects = objects
         self._track = db.track
-        self._file_targets = db.query("targets", self._targets_in, {})
-        self._named_callers = db.query("callers", self._callers_by_name, ())
+        self._file_targets = db.query("targets", self._targets_in, {}, same=_equal)
+        self._named_callers = db.query("callers", self._callers_by_name, (), same=_equal)
         self._reverse = db.query("reverse", self._reverse_table, {})
         self._by_caller = db.query("calls_by_caller", self._calls_by_caller, {})
 

@@ -239,9 +239,9 @@ class Strategies:
         self.calls = calls
         self.resolver = StrategyResolver(index, objects, current=False)
         self._scopes = StrategyResolver(index, objects, current=True)
-        self.scope_strategy = db.query("scope_strategy", self._scope_strategy)
+        self.scope_strategy = db.query("scope_strategy", self._scope_strategy, same=_equal)
         self.scope_creator = db.query("scope_creator", self._scope_creator)
-        self.contexts = db.query("contexts", self._contexts, _NO_CONTEXTS)
+        self.contexts = db.query("contexts", self._contexts, _NO_CONTEXTS, same=_equal)
         self._current_calls = db.query("current_calls", self._current_calls_of, {})
 
     # --- scopes ------------------------------------------------------------------------
@@ -339,6 +339,11 @@ class Strategies:
         if not found:
             return frozenset({CTX_UNKNOWN.with_creators(creators)})
         return frozenset(c.with_creators(creators) for c in found)
+
+
+def _equal(old: object, new: object) -> bool:
+    """Strategy facts are values (names, lines): equal is the same."""
+    return old == new
 
 
 def _context_order(context: Context) -> Tuple[str, str]:

@@ -18,15 +18,19 @@ every file's findings, the language server asking one file's, and `--fix` asking
 after an edit all see the same facts.
 
 With `track`, each answer also records what it read: the inputs (`depend(key)`: a file's
-model, a table of the project's index) and the answers it asked for. `invalidate(keys)`
-forgets every answer that read one of `keys`, directly or through other answers; the
-next question answers them again. The command does not track (it asks each question
-once); the language server and `--fix` do, and replace one file at a time.
+model, a table of the project's index) and the answers it asked for. `changed(keys)`
+starts a new revision in which those inputs differ; an answer is used again only once
+it is found to hold (`verify`): none of its inputs changed since it was last found to,
+and each answer it read holds and kept its value (by the query's `same`), else it is
+answered again, and what read it compares the new answer with the old. So an edit costs
+what it really changes, not what might have read it. The command does not track (it
+asks each question once); the language server and `--fix` do, and replace one file at
+a time.
 
 Invariants: `bottom` is a value no answer is smaller than; a key stands for the same
-question for as long as its answer is kept (a key that names an object by `id` is
-invalidated, through the input it depends on, before the object can die); only `ask`
-calls a compute function.
+question for as long as its answer is kept (an answer about an object by `id` is
+forgotten, `changed(dead=...)`, when the object goes); only `ask` calls a compute
+function.
 """
 from __future__ import annotations
 
@@ -55,10 +59,14 @@ class Query:
     of the object that holds the query, and a run's facts must not be kept in a reference
     cycle (the command runs with the cycle collector paused, and frees them at once)."""
 
-    __slots__ = ("name", "_compute", "bottom", "memo", "_db", "__weakref__")
+    __slots__ = ("name", "_compute", "bottom", "memo", "_db", "same", "__weakref__")
 
-    def __init__(self, db: "Db", name: str, compute: Callable[..., Any], bottom: Any):
+    def __init__(self, db: "Db", name: str, compute: Callable[..., Any], bottom: Any,
+                 same: Optional[Callable[[Any, Any], bool]] = None):
         self.name = name
+        # Whether a new answer is the same as the one before, for what read that one
+        # (tracked runs; unset: only the very same object is).
+        self.same = same
         self._compute: Callable[[], Callable[..., Any]] = weakref.WeakMethod(compute) \
             if hasattr(compute, "__self__") else (lambda: compute)  # type: ignore[assignment]
         self.bottom = bottom
@@ -78,9 +86,16 @@ class Query:
         if value is _MISSING:
             return db.ask(self, key)  # type: ignore[union-attr]
         if db.track:  # type: ignore[union-attr]
+            entry = (self, key)
+            if entry in db._maybe:  # type: ignore[union-attr]
+                if entry in db._verifying:  # type: ignore[union-attr]
+                    # asked while it is being checked: its old answer may be what changed
+                    db.reopen(entry)  # type: ignore[union-attr]
+                    return db.ask(self, key)  # type: ignore[union-attr]
+                value = db.verify(entry)  # type: ignore[union-attr]
             stack = db.stack  # type: ignore[union-attr]
             if stack:
-                stack[-1].children.append((self, key))
+                stack[-1].children.append(entry)
         return value
 
     def __repr__(self) -> str:
@@ -138,17 +153,31 @@ class Db:
         # the newest version.
         self._changes = 0
         self._round = 0  # bumped whenever a circle is answered again
-        # Tracking: input -> the answers that read it; answer -> the answers that read it.
+        # Tracking: the revision (bumped by each `changed`), the revision each input last
+        # changed in, and per answer: what it read, the revision it was last found to
+        # hold in (`verified`), the one it last changed in, and its circle, if any.
+        self.revision = 0
+        self._input_changed: Dict[Hashable, int] = {}
+        self._what_read: Dict[Entry, Tuple[Tuple[Hashable, ...], Tuple[Entry, ...]]] = {}
+        self.verified: Dict[Entry, int] = {}
+        self._changed_in: Dict[Entry, int] = {}
+        self._circle: Dict[Entry, List[Entry]] = {}
+        self._verifying: Set[Entry] = set()
+        # What read each input and each answer (for `changed` to find what may have
+        # changed: `_maybe`, the answers to check before they are used).
         self._readers: Dict[Hashable, Set[Entry]] = {}
         self._parents: Dict[Entry, Set[Entry]] = {}
+        self._maybe: Set[Entry] = set()
+        self._old: Dict[Entry, Any] = {}  # answers being answered again: the old ones
         self._queries: List["weakref.ref[Query]"] = []
 
     @property
     def queries(self) -> List[Query]:
         return [q for q in (ref() for ref in self._queries) if q is not None]
 
-    def query(self, name: str, compute: Callable[..., Any], bottom: Any = None) -> Query:
-        made = Query(self, name, compute, bottom)
+    def query(self, name: str, compute: Callable[..., Any], bottom: Any = None,
+              same: Optional[Callable[[Any, Any], bool]] = None) -> Query:
+        made = Query(self, name, compute, bottom, same)
         self._queries.append(weakref.ref(made))
         return made
 
@@ -189,7 +218,7 @@ class Db:
             else:  # the commonest case: in no circle, answered for good
                 query.memo[key] = value
                 if len(self._log) != frame.first_log:
-                    self._settle(frame)
+                    self._settle(frame, entry)
         finally:
             stack.pop()
             frame.open = False
@@ -258,7 +287,7 @@ class Db:
                     value = query._compute()(*key)
                     continue
             query.memo[key] = value
-            self._settle(frame)
+            self._settle(frame, entry)
             return value
 
     def _read(self, entry: Entry, reached: _Frame) -> None:
@@ -284,17 +313,24 @@ class Db:
         self._given[entry] = _Given(value, reached, self._round)
         self._log.append(entry)
 
-    def _settle(self, head: _Frame) -> None:
+    def _settle(self, head: _Frame, head_entry: Entry) -> None:
         """The head of a circle (or a question in none) has its answer for good: so has
         every question answered in the circle's last round; earlier rounds' answers go."""
         log = self._log
         if len(log) == head.first_log:
             return
         given = self._given
+        members: List[Entry] = []
         for entry in log[head.log_start:]:
             known = given.get(entry)
             if known is not None:
                 entry[0].memo[entry[1]] = known.value
+                members.append(entry)
+        if self.track and members:
+            members = list(dict.fromkeys(members))
+            members.append(head_entry)
+            for member in members:
+                self._circle[member] = members
         for entry in log[head.first_log:]:
             given.pop(entry, None)
         del log[head.first_log:]
@@ -302,6 +338,11 @@ class Db:
     # --- tracking and forgetting -------------------------------------------------------
 
     def _record(self, entry: Entry, frame: _Frame) -> None:
+        """What a (tracked) answer read, and whether it changed from the one before."""
+        children = tuple(dict.fromkeys(frame.children))
+        self._what_read[entry] = (tuple(frame.inputs), children)
+        self.verified[entry] = self.revision
+        self._maybe.discard(entry)
         readers, parents = self._readers, self._parents
         for key in frame.inputs:
             found = readers.get(key)
@@ -309,37 +350,120 @@ class Db:
                 readers[key] = {entry}
             else:
                 found.add(entry)
-        for child in frame.children:
+        for child in children:
             found = parents.get(child)
             if found is None:
                 parents[child] = {entry}
             else:
                 found.add(entry)
+        old = self._old.pop(entry, _MISSING)
+        if old is _MISSING:
+            self._changed_in[entry] = self.revision
+            return
+        value = entry[0].memo.get(entry[1], _MISSING)
+        same = entry[0].same
+        if not (old is value or (same is not None and value is not _MISSING and
+                                 same(old, value))):
+            self._changed_in[entry] = self.revision
 
-    def invalidate(self, keys: Iterable[Hashable]) -> int:
-        """Forget every answer that read one of the inputs `keys`, and every answer that
-        read a forgotten one; how many were forgotten."""
+    def changed(self, keys: Iterable[Hashable], dead: Iterable[Entry] = ()) -> int:
+        """Inputs `keys` have changed: a new revision, in which every answer that read
+        one, directly or through others, is checked before it is used (`verify`); how
+        many are to be. The `dead` answers (about objects that are gone) are forgotten."""
+        self.revision += 1
         todo: List[Entry] = []
-        readers = self._readers
         for key in keys:
-            todo.extend(readers.pop(key, ()))
-        gone: Set[Entry] = set()
-        parents = self._parents
+            self._input_changed[key] = self.revision
+            todo.extend(self._readers.get(key, ()))
+        for entry in dead:
+            todo.extend(self._parents.get(entry, ()))
+            self._forget(entry)
+        maybe, parents = self._maybe, self._parents
         while todo:
             entry = todo.pop()
-            if entry in gone:
-                continue
-            gone.add(entry)
-            entry[0].memo.pop(entry[1], None)
-            todo.extend(parents.pop(entry, ()))
-        return len(gone)
+            if entry not in maybe:
+                maybe.add(entry)
+                todo.extend(parents.get(entry, ()))
+        return len(maybe)
+
+    def _forget(self, entry: Entry) -> None:
+        self._maybe.discard(entry)
+        entry[0].memo.pop(entry[1], None)
+        self._what_read.pop(entry, None)
+        self.verified.pop(entry, None)
+        self._changed_in.pop(entry, None)
+        self._circle.pop(entry, None)
+
+    def verify(self, entry: Entry) -> Any:
+        """The answer of `entry` in this revision: the kept one if nothing it read has
+        changed since it was last found to hold (each answer it read checked first), else
+        answered again. The answers of a circle hold, or are answered again, together:
+        what one of them reads of another is not checked, what they read outside is."""
+        query, key = entry
+        if entry not in self._what_read:
+            return query.memo[key]
+        members = self._circle.get(entry, (entry,))
+        inside = set(members)
+        verifying = self._verifying
+        verifying.update(members)
+        holds = True
+        try:
+            for member in members:
+                verified = self.verified.get(member, -1)
+                inputs, children = self._what_read.get(member, ((), ()))
+                if member[1] not in member[0].memo or any(
+                        self._input_changed.get(k, 0) > verified for k in inputs):
+                    holds = False
+                    break
+                for child in children:
+                    if child in inside:
+                        continue
+                    child_query, child_key = child
+                    if child_key not in child_query.memo or child in verifying:
+                        holds = False  # (gone, or a circle through what is being checked)
+                        break
+                    if child in self._maybe:
+                        self.verify(child)
+                        if child_key not in child_query.memo:
+                            holds = False
+                            break
+                    if self._changed_in.get(child, 0) > verified:
+                        holds = False
+                        break
+                if not holds:
+                    break
+        finally:
+            verifying.difference_update(members)
+        if self.verified.get(entry) == self.revision and key in query.memo:
+            return query.memo[key]  # (answered again meanwhile, asked in a circle)
+        if holds:
+            for member in members:
+                self.verified[member] = self.revision
+                self._maybe.discard(member)
+            return query.memo[key]
+        self.reopen(entry)
+        return query(*key)
+
+    def reopen(self, entry: Entry) -> None:
+        """`entry` is to be answered again, and so is its circle, together: their kept
+        answers set aside (`_old`) for what read them to compare."""
+        for member in self._circle.get(entry, [entry]):
+            old = member[0].memo.pop(member[1], _MISSING)
+            if old is not _MISSING:
+                self._old[member] = old
+            self._circle.pop(member, None)
 
     def clear(self) -> None:
         """Forget every answer."""
         for query in self.queries:
             query.memo.clear()
+        self._what_read.clear()
+        self.verified.clear()
+        self._changed_in.clear()
+        self._circle.clear()
         self._readers.clear()
         self._parents.clear()
+        self._maybe.clear()
 
     def answers(self) -> Dict[str, int]:
         """How many answers each query keeps (for tests and measurements)."""

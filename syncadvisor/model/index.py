@@ -33,6 +33,7 @@ class Table:
                  files: Callable[[], Iterable[FileModel]], order: Dict[str, int]):
         self._db = db
         self.name = name
+        self.plain = getattr(part, "plain", False)  # items of plain values (`plain_items`)
         self._part = part
         self._files = files
         self._order = order
@@ -75,11 +76,10 @@ class Table:
         return self._made().get(key, _EMPTY)
 
     def keys(self) -> List[Hashable]:
-        """Every key, by rank (an answer that reads them depends on every file)."""
+        """Every key, by rank (an answer that reads them depends on which there are)."""
         db = self._db
         if db.track:
-            for path in self._order:
-                db.depend(("file", path))
+            db.depend((self.name, _KEYS))
         table = self._made()
         return list(table) if self._in_order else sorted(table, key=self.rank)
 
@@ -109,15 +109,20 @@ class Table:
     def replace(self, path: str, fm: Optional[FileModel]) -> Set[Hashable]:
         """`path`'s part is now `fm`'s (None: gone); the inputs of the keys whose items
         changed. Only in a tracked run."""
-        assert self._db.track, "files are replaced in tracked runs"
         if self._table is None:
             return set()  # (made from the files as they are when first read)
+        assert self._db.track, "a table read is kept up to date in tracked runs only"
         order = self._order
         old = self._parts.pop(path, {})
         new = self._split(fm) if fm is not None else {}
         if fm is not None:
             self._parts[path] = new
-        changed = {k for k in old.keys() | new.keys() if old.get(k) != new.get(k)}
+        # Items that hold a model's records are new objects whatever they say: every key
+        # of the file's part changes. Plain items (paths, numbers) compare.
+        changed = {k for k in old.keys() | new.keys()
+                   if not self.plain or old.get(k) != new.get(k)}
+        if list(old) != list(new):
+            changed.add(_KEYS)  # (the keys, or the order they first appear in, may change)
         for key in old.keys() - new.keys():
             self._holders[key].discard(path)
         for key in new.keys() - old.keys():
@@ -125,6 +130,8 @@ class Table:
         self._in_order = False
         self._ranks.clear()
         for key in changed:
+            if key is _KEYS:
+                continue
             holders = sorted(self._holders.get(key, ()), key=order.__getitem__)
             if not holders:
                 self._table.pop(key, None)
@@ -138,6 +145,15 @@ class Table:
 
 
 _EMPTY: List[Any] = []
+_KEYS = ("*keys",)  # the input of a table's set of keys
+
+
+def plain_items(part: Callable) -> Callable:
+    """Marks a table's part function as giving items of plain values (strings, numbers,
+    tuples of them), which compare cheaply: a replaced file changes only the keys whose
+    items differ."""
+    part.plain = True  # type: ignore[attr-defined]
+    return part
 
 
 class ProjectIndex:
@@ -190,7 +206,7 @@ class ProjectIndex:
 
     def replace(self, path: str, fm: Optional[FileModel]) -> Set[Hashable]:
         """The run's file at `path` is now `fm` (None: gone from the run); the inputs that
-        changed, for `Db.invalidate`."""
+        changed, for `Db.changed`."""
         changed: Set[Hashable] = {("file", path)}
         old = self.files.get(path)
         if old is not None:
@@ -234,6 +250,7 @@ class ProjectIndex:
         for fid in fm.forwarders:
             _count(self._forwarders, fid, -1)
         changed.add(("forwarders",))
+        changed.add(("classes",))
         changed.add(("method-names",))
 
     def _add(self, fm: FileModel, changed: Set[Hashable]) -> None:
@@ -253,6 +270,7 @@ class ProjectIndex:
         for fid in fm.forwarders:
             _count(self._forwarders, fid, 1)
         changed.add(("forwarders",))
+        changed.add(("classes",))
         changed.add(("method-names",))
 
     # --- lookups -----------------------------------------------------------------------
@@ -294,10 +312,9 @@ class ProjectIndex:
         return self._class_files.get(cid)
 
     def class_ids(self) -> Iterable[str]:
-        """Every project class (an answer that reads it depends on every file)."""
+        """Every project class (an answer that reads it depends on which there are)."""
         if self.track:
-            for path in self.files:
-                self.db.depend(("file", path))
+            self.db.depend(("classes",))
         return self._classes.keys()
 
     def is_forwarder(self, fid: str) -> bool:
@@ -467,6 +484,9 @@ def _same_interface(old: FileModel, new: FileModel) -> Set[Hashable]:
         same.add(("module", new.module))
     if old.forwarders == new.forwarders:
         same.add(("forwarders",))
+    if old.classes.keys() == new.classes.keys() and \
+            all(("class", cid) in same for cid in new.classes):
+        same.add(("classes",))
     if sorted(m for c in old.classes.values() for m in c.methods) == \
             sorted(m for c in new.classes.values() for m in c.methods):
         same.add(("method-names",))

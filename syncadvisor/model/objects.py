@@ -15,12 +15,12 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 from ..records import field, record
 from . import tfapi
-from .db import Db
+from .db import Db, Query
 from .facts import (BOUND_ATTR, BOUND_CALL, BOUND_CONTAINER, BOUND_ELEMENT, BOUND_ITEM,
                     BOUND_LOCAL, BOUND_METHOD, BOUND_NAMES, BOUND_PARAM, BOUND_QNAME,
                     BOUND_SELF_ATTR,
                     EVERY_ITEM, Bound, CallEdge, Construction, FileModel, Span)
-from .index import ProjectIndex
+from .index import ProjectIndex, plain_items
 
 _MAX_DEPTH = 8
 _UNKNOWN_POSITION = 1 << 16  # past a `*args`: no positional parameter is known to be filled
@@ -91,9 +91,46 @@ def constructions_by_callee(fm: FileModel):
             yield construction.callee.qname, (construction, fm.path)
 
 
-TABLES = (("handed-by-name", handed_by_name), ("handed-by-self-method", handed_by_self_method),
+@plain_items
+def handing(fm: FileModel):
+    """The files that hand objects over in calls."""
+    if fm.constructions or fm.handovers:
+        yield (), fm.path
+
+
+TABLES = (("handing", handing), ("handed-by-name", handed_by_name),
+          ("handed-by-self-method", handed_by_self_method),
           ("handed-by-method", handed_by_method),
           ("constructions-by-callee", constructions_by_callee))
+
+
+def _equal(old: object, new: object) -> bool:
+    return old == new
+
+
+def same_objects(old: FrozenSet[Obj], new: FrozenSet[Obj]) -> bool:
+    """The same objects, each made by the same call (an edit makes its file's calls new
+    records: an object made there is another object)."""
+    if old != new:
+        return False
+    made = {(o.kind, o.key): id(o.origin[0]) for o in old if o.origin is not None}
+    return made == {(o.kind, o.key): id(o.origin[0]) for o in new if o.origin is not None}
+
+
+def same_items(old: tuple, new: tuple) -> bool:
+    """The same records (by identity) with the same plain values beside them."""
+    return len(old) == len(new) and all(
+        len(a) == len(b) and all(x is y or (type(x) in _PLAIN and x == y) for x, y in zip(a, b))
+        for a, b in zip(old, new))
+
+
+_PLAIN = (str, int, type(None))
+
+
+def _same_callers(old: Tuple[Caller, ...], new: Tuple[Caller, ...]) -> bool:
+    """The same calls, by identity: what they hand over is the same objects."""
+    return len(old) == len(new) and all(
+        a[0] is b[0] and a[1] == b[1] and a[2] == b[2] for a, b in zip(old, new))
 
 
 class Objects:
@@ -103,13 +140,23 @@ class Objects:
         self.db = db
         self.index = index
         self._bounds: Dict[Tuple[int, str], Bound] = {}  # the bound of each `objects` key
-        self._objects = db.query("objects", self._compute_objects, _NOTHING)
-        self.calls_of = db.query("calls_of", self._calls_of, ())
-        self.arguments = db.query("arguments", self._arguments, ())
+        self._objects = db.query("objects", self._compute_objects, _NOTHING, same=same_objects)
+        self.calls_of = db.query("calls_of", self._calls_of, (), same=_same_callers)
+        self.arguments = db.query("arguments", self._arguments, (), same=same_items)
         self._value_callers = db.query("value_callers", self._values, {})
+        # One function's part of it: an edit that changes another's keeps what read it.
+        self._value_callers_of = db.query("value_callers_of", self._values_of, (),
+                                          same=_same_callers)
         self._named_values = db.query("named_values", self._named, ({}, ()))
-        self._subclasses = db.query("subclasses", self._subclass_table, {})
+        self._values_in = db.query("values_in", self._values_by_file, ({}, {}, []))
+        self._subclasses = db.query("subclasses", self._subclass_table, {}, same=_equal)
         self._constructions_by_span = db.query("constructions_by_span", self._by_span, {})
+
+    def dead(self, path: str) -> List[Tuple[Query, Tuple[int, str]]]:
+        """The answers about `path`'s references, once its model is replaced: about
+        objects that are gone (`Db.changed`)."""
+        query = self._objects
+        return [(query, key) for key in self._bounds if key[1] == path and key in query.memo]
 
     def forget(self, path: str) -> None:
         """`path`'s file was replaced: its references are no longer asked about."""
@@ -145,12 +192,13 @@ class Objects:
                 return _NOTHING
         key = (id(bound), path)
         query = self._objects
+        if self.db.track:  # (an answer checked in a new revision is answered again)
+            self._bounds[key] = bound
+            return query(*key)
         found = query.memo.get(key)
         if found is None:
             self._bounds[key] = bound
             return self.db.ask(query, key)
-        if self.db.track and self.db.stack:
-            self.db.stack[-1].children.append((query, key))
         return found
 
     def _compute_objects(self, bound_id: int, path: str) -> FrozenSet[Obj]:
@@ -359,8 +407,11 @@ class Objects:
                 classes = self.instances_of(callee.options[0], path)
                 if any(method(cls, name) == function for cls in classes if index.is_class(cls)):
                     calls.append((handed, path, bound_self))
-        calls.extend(self._value_callers().get(function, ()))
+        calls.extend(self._value_callers_of(function))
         return tuple(calls)
+
+    def _values_of(self, function: str) -> Tuple[Caller, ...]:
+        return self._value_callers().get(function, ())
 
     def _constructed_by(self, init: str) -> List[str]:
         """The constructed classes whose `__init__` is `init`: its class and the
@@ -410,14 +461,46 @@ class Objects:
         return {fid: tuple(calls) for fid, calls in table.items()}
 
     def _named(self) -> Tuple[Dict[str, Tuple[Caller, ...]], Tuple[Tuple[Handed, str, Bound], ...]]:
-        """(function id -> the calls of values that names say are it; the calls of a
-        parameter, with the parameter)."""
-        index = self.index
-        table: Dict[str, List[Caller]] = {}
+        """(function id -> the calls of values that names say are it, those of every
+        file's values by name first, then those of functions kept on `self`; the calls of
+        a parameter, with the parameter), made of each file's own (`_values_in`)."""
+        direct: Dict[str, List[Caller]] = {}
+        stored: Dict[str, List[Caller]] = {}
         params: List[Tuple[Handed, str, Bound]] = []
-        for callee, handed, path in index.tables["handed-by-method"].get("__call__"):
-            if callee.attr not in (None, "__call__") or index.is_function(callee.qname) or \
-                    index.is_class(callee.qname):
+        for path in self.index.tables["handing"].get(()):
+            named, kept, of_params = self._values_in(path)
+            for fid, calls in named.items():
+                direct.setdefault(fid, []).extend(calls)
+            for fid, calls in kept.items():
+                stored.setdefault(fid, []).extend(calls)
+            params.extend(of_params)
+        for fid, calls in stored.items():
+            direct.setdefault(fid, []).extend(calls)
+        return {fid: tuple(calls) for fid, calls in direct.items()}, tuple(params)
+
+    def _values_by_file(self, path: str) -> Tuple[Dict[str, List[Caller]],
+                                                  Dict[str, List[Caller]],
+                                                  List[Tuple[Handed, str, Bound]]]:
+        """The calls of values in one file: (by name, of functions kept on `self`, of
+        parameters)."""
+        index = self.index
+        fm = index.file_at(path)
+        named: Dict[str, List[Caller]] = {}
+        kept: Dict[str, List[Caller]] = {}
+        params: List[Tuple[Handed, str, Bound]] = []
+        for callee, handed in _handed(fm):
+            if callee.kind == BOUND_METHOD and callee.qname and callee.attr:
+                cls, attr = callee.qname, callee.attr
+                owner = index.class_file(cls)
+                if owner is None or index.method(cls, attr) is not None:
+                    continue
+                for bound in index.class_attr(cls, attr):  # `self.step_fn(x)`
+                    for fid, shift in self.callables(bound, owner.path, 0):
+                        kept.setdefault(fid, []).append((handed, path, shift))
+                continue
+            if callee.kind != BOUND_CALL or not callee.options or \
+                    callee.attr not in (None, "__call__") or \
+                    index.is_function(callee.qname) or index.is_class(callee.qname):
                 continue
             target = callee.options[0]
             if target.kind == BOUND_NAMES and len(target.options) == 1:
@@ -426,36 +509,8 @@ class Objects:
                 params.append((handed, path, target))
             else:
                 for fid, shift in self.callables(target, path, 0):
-                    table.setdefault(fid, []).append((handed, path, shift))
-        for attr, stored in self._stored_callables():
-            for cls, handed, path in index.tables["handed-by-self-method"].get(attr):
-                if index.method(cls, attr) is None and cls in stored:
-                    for bound, owner in stored[cls]:
-                        for fid, shift in self.callables(bound, owner, 0):
-                            table.setdefault(fid, []).append((handed, path, shift))
-        return {fid: tuple(calls) for fid, calls in table.items()}, tuple(params)
-
-    def _stored_callables(self) -> List[Tuple[str, Dict[str, List[Tuple[Bound, str]]]]]:
-        """(attr, class -> what `self.<attr>` is bound to in it and its bases) for the
-        attributes the run's classes store, in the order the calls name them."""
-        index = self.index
-        stored: Set[str] = set()
-        for cid in index.class_ids():
-            info = index.klass(cid)
-            if info is not None:
-                stored.update(info.attrs)
-        found = []
-        for attr in index.tables["handed-by-self-method"].keys():
-            if attr not in stored:
-                continue
-            classes: Dict[str, List[Tuple[Bound, str]]] = {}
-            for cls, _, _ in index.tables["handed-by-self-method"].get(attr):
-                if cls in classes or index.class_file(cls) is None:
-                    continue
-                owner = index.class_file(cls).path  # type: ignore[union-attr]
-                classes[cls] = [(b, owner) for b in index.class_attr(cls, attr)]
-            found.append((attr, classes))
-        return found
+                    named.setdefault(fid, []).append((handed, path, shift))
+        return named, kept, params
 
     def callables(self, bound: Bound, path: str, depth: int) -> List[Tuple[str, int]]:
         """The project functions a callable may be, as far as names say, each with the

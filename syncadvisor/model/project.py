@@ -61,14 +61,14 @@ class Project:
     def files(self) -> List[FileModel]:
         return list(self.index.files.values())
 
-    def replace(self, path: str, fm: Optional[FileModel]) -> int:
-        """The run's file at `path` is now `fm` (None: gone); the answers that read what
-        changed are forgotten (how many)."""
-        changed = self.index.replace(path, fm)
-        forgotten = self.db.invalidate(changed)
+    def replace(self, path: str, fm: Optional[FileModel]) -> None:
+        """The run's file at `path` is now `fm` (None: gone): what changed in it is a
+        new revision of the inputs, and the answers that read it are checked before they
+        are used again (`Db.verify`)."""
+        dead = self.objects.dead(path)
+        self.db.changed(self.index.replace(path, fm), dead)
         self.objects.forget(path)
         self.memo.clear()
-        return forgotten
 
     # --- variable sites ----------------------------------------------------------------
 

@@ -17,7 +17,7 @@ _REPLICA_METHODS = frozenset().union(*tfapi.KERAS_REPLICA_METHODS.values())
 _KERAS_PREFIXES = tuple(prefix for prefix, _ in tfapi.KERAS_FAMILY_PREFIXES)
 
 
-def _followed_names(index: ProjectIndex) -> Iterator[str]:
+def followed_names(index: ProjectIndex, files: Iterable[FileModel]) -> Iterator[str]:
     """The names whose meaning linking may take from another module (`external_name`),
     where it can change what the rules see: the bases of the classes Keras may run per
     replica (a method of `tfapi.KERAS_REPLICA_METHODS`) or that create variables, and of
@@ -26,7 +26,7 @@ def _followed_names(index: ProjectIndex) -> Iterator[str]:
     instantiates. Other names (a helper's class, a call of a function) would cost a parse
     of the module they lead into for nothing the rules read."""
     interesting: Set[str] = set()
-    for fm in index.files.values():
+    for fm in files:
         for cid, info in fm.classes.items():
             if _REPLICA_METHODS.intersection(info.methods):
                 interesting.add(cid)
@@ -54,20 +54,19 @@ def _followed_names(index: ProjectIndex) -> Iterator[str]:
                 yield from ancestor_info.bases
 
 
-def modules_reached(models: Iterable[FileModel], unmodelled: Collection[str]) -> Set[str]:
-    """The modules among `unmodelled` (of files in the run that are not modelled) that
-    the names linking follows (`_followed_names`) lead into, directly or through modelled
-    modules: those whose bindings `ProjectIndex.external_name` would need."""
+def modules_reached(index: ProjectIndex, unmodelled: Collection[str],
+                    names: Iterable[str]) -> Set[str]:
+    """The modules among `unmodelled` (of files in the run that are not in `index`) that
+    `names` (`followed_names`) lead into, directly or through modules of the index: those
+    whose bindings `ProjectIndex.external_name` would need."""
     reached: Set[str] = set()
     if not unmodelled:
         return reached
-    index = ProjectIndex(Db())
-    index.add_all(models)
     modules = {fm.module for fm in index.files.values()}
     # Module names have at most this many dots: no longer prefix is worth a lookup.
     depth = max(m.count(".") for m in (*modules, *unmodelled)) + 1
     seen: Set[str] = set()
-    for qname in _followed_names(index):
+    for qname in names:
         if qname.startswith(_KERAS_PREFIXES):
             continue  # a Keras name: its name says what it is (checking Keras itself)
         for _ in range(_MAX_DEPTH):
@@ -88,3 +87,10 @@ def modules_reached(models: Iterable[FileModel], unmodelled: Collection[str]) ->
                 break
             qname = followed
     return reached
+
+
+def index_of(models: Iterable[FileModel]) -> ProjectIndex:
+    """An index of `models` for following names (nothing is asked of it but lookups)."""
+    index = ProjectIndex(Db())
+    index.add_all(models)
+    return index

@@ -19,7 +19,7 @@ from .calls import CallGraph
 from .contexts import Strategies, Strategy
 from .db import Db
 from .facts import BOUND_CALL, BOUND_NAMES, ENTRY_CROSS, BranchTest, FileModel, Span
-from .index import ProjectIndex
+from .index import ProjectIndex, plain_items
 from .objects import OBJ_VAR, Objects
 
 REPLICA = "replica"
@@ -66,6 +66,7 @@ def entries(fm: FileModel):
         yield (), (entry, fm.path)
 
 
+@plain_items
 def classes_by_name(fm: FileModel):
     for cid, info in fm.classes.items():
         yield info.name, cid
@@ -82,7 +83,7 @@ class Replica:
         self.calls = calls
         self.strategies = strategies
         self._keras_kind = keras_kind
-        self.where = db.query("where", self._where, _NO_WHERE)
+        self.where = db.query("where", self._where, _NO_WHERE, same=_equal)
         self._entered = db.query("entered", self._entered_table, {})
 
     # --- where a function runs ---------------------------------------------------------
@@ -232,6 +233,10 @@ class Replica:
             if any(obj.kind == OBJ_VAR for obj in self.objects.objects(read, path)):
                 return True
         return False
+
+
+def _equal(old: object, new: object) -> bool:
+    return old == new
 
 
 def _keras_names(via: str) -> List[Tuple[str, str]]:

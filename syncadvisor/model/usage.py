@@ -18,7 +18,7 @@ from .db import Db
 from .facts import (BOOL, BOUND_NAMES, BOUND_PARAM, CALL, FLOAT, INT, QNAME, READ_CHECKPOINT,
                     READ_SAVE, READ_WRITE, Bound, BranchTest, CreationCall, FileModel, Read,
                     Source, Span, Value)
-from .index import ProjectIndex
+from .index import ProjectIndex, plain_items
 from .objects import OBJ_INSTANCE, OBJ_VAR, Objects, VarKey
 from .replica import CROSS, REPLICA, UNKNOWN, Replica, Where
 
@@ -132,6 +132,7 @@ def statistic_name(value: Optional[Value]) -> Optional[str]:
     return (value.qname or value.text.partition("(")[0]).rpartition(".")[2]
 
 
+@plain_items
 def updated(fm: FileModel):
     """The files that update or read variables."""
     if fm.updates or fm.reads:

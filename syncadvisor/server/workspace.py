@@ -1,7 +1,8 @@
 """An editor's workspace as one run that stays: every Python file of its folders
 modelled once, the open buffers modelled again as they change, and the findings of
-the open files from the whole workspace linked. Nothing here knows the protocol
-(`lsp.py` does).
+the open files asked of the workspace's linked projects, which stay too: an edit
+replaces one file's model in its project (`Project.replace`), which forgets only the
+facts that read what changed. Nothing here knows the protocol (`lsp.py` does).
 
 Invariants: `results` holds one `FileResult` per file of the workspace that the run
 models (as `Run` chooses them: the files that may hold a finding and the modules
@@ -19,12 +20,14 @@ from ..config import Configuration
 from ..engine import Run
 from ..engine.run import model_reached
 from ..engine.analyze import FileResult, analyze_text
-from ..engine.check import check
+from ..engine.check import check, link
 from ..engine.prefilter import may_hold_a_finding
 from ..files import discover, module_name
 from ..findings import Finding
 from ..fixes import fix_results
 from ..inputs import load_input
+from ..model.facts import FileModel
+from ..model.project import Project, source_root
 
 
 class Workspace:
@@ -36,6 +39,9 @@ class Workspace:
         self.unmodelled: Dict[str, List[str]] = {}  # module -> its files not modelled
         self.buffers: Dict[str, str] = {}  # open buffers by absolute path
         self.discovered: Set[str] = set()  # the workspace's files, as the last index found
+        # The project each modelled file is linked in (tracked, kept across edits); made
+        # when findings are first asked for after an index.
+        self._linked: Optional[Dict[str, Project]] = None
 
     # --- the files --------------------------------------------------------------------
 
@@ -68,6 +74,7 @@ class Workspace:
         for path, text in self.buffers.items():
             results[path] = self._model(path, text)
         self.results = results
+        self._linked = None
         self.unmodelled = {}
         for path in paths:
             if results.get(path) is None or (results[path].model is None
@@ -85,7 +92,8 @@ class Workspace:
         self.buffers[path] = text
         self.results[path] = self._model(path, text)
         self._unmodelled_remove(path)
-        self._model_reached()
+        self._changed(path)
+        self._model_reached(path)
 
     def close(self, path: str) -> None:
         """A buffer closed: the file is what the disk holds again (or nothing, if it is
@@ -93,6 +101,7 @@ class Workspace:
         path = os.path.abspath(path)
         self.buffers.pop(path, None)
         self.results.pop(path, None)
+        self._changed(path)
         self.reread(path)
 
     def reread(self, path: str) -> None:
@@ -106,12 +115,14 @@ class Workspace:
             text = load_input(path).text
         except Exception:  # noqa: BLE001 - gone or unreadable: its findings go with it
             self.results.pop(path, None)
+            self._changed(path)
             return
         files = self.unmodelled.get(module_name(path), [])
         if path in files and not may_hold_a_finding(text):
             return
         self._unmodelled_remove(path)
         self.results[path] = self._model(path, text)
+        self._changed(path)
 
     def excluded(self, path: str) -> bool:
         """Whether `check` would leave the file out, named on its command line."""
@@ -125,10 +136,67 @@ class Workspace:
             if not files:
                 del self.unmodelled[module]
 
-    def _model_reached(self) -> None:
+    def _model_reached(self, edited: Optional[str] = None) -> None:
         """Model the files the prefilter left out that the models' names now lead into
-        (an edited buffer that imports a module no model needed before)."""
-        model_reached(self.results, self.unmodelled, self._from_disk)
+        (an edited buffer that imports a module no model needed before): where the
+        projects are linked, following the edited file's names through its project."""
+        result = self.results.get(edited) if edited is not None else None
+        project = self._linked.get(edited) if self._linked is not None and edited else None
+        if project is not None and result is not None and result.model is not None:
+            model_reached(self.results, self.unmodelled, self._from_disk, project.index,
+                          [result.model], self._joins(project))
+            return
+        for path in model_reached(self.results, self.unmodelled, self._from_disk):
+            self._changed(path)
+
+    # --- the linked projects -----------------------------------------------------------
+
+    def _projects(self) -> Dict[str, Project]:
+        if self._linked is None:
+            self._linked = link((r.model for r in self.results.values()
+                                 if r.model is not None), track=True)
+        return self._linked
+
+    def _joins(self, project: Project):
+        """How a file modelled on the second pass joins `project`."""
+        def add(path: str, model: FileModel) -> None:
+            self._linked[path] = project  # type: ignore[index]
+            project.replace(path, model)
+        return add
+
+    def _changed(self, path: str) -> None:
+        """`results[path]` changed, or is gone: so is the file's model in its project (a
+        file new to the projects joins the one of its source root)."""
+        linked = self._linked
+        if linked is None:
+            return
+        result = self.results.get(path)
+        model = result.model if result is not None else None
+        project = linked.get(path)
+        if project is None:
+            if model is None:
+                return
+            project = self._project_for(model)
+            if project is None:  # (its module clashes with each project's: link anew)
+                self._linked = None
+                return
+            linked[path] = project
+        project.replace(path, model)
+        if model is None:
+            del linked[path]
+
+    def _project_for(self, model: FileModel) -> Optional[Project]:
+        """The project a new file joins: the one that has its source root, else the first
+        whose modules its module does not clash with."""
+        root = source_root(model)
+        candidates: List[Project] = []
+        for path, project in (self._linked or {}).items():
+            if project not in candidates:
+                candidates.append(project)
+            if source_root(project.index.files[path]) == root and \
+                    project.index.module(model.module) is None:
+                return project
+        return next((p for p in candidates if p.index.module(model.module) is None), None)
 
     def _from_disk(self, path: str) -> Optional[FileResult]:
         try:
@@ -150,7 +218,8 @@ class Workspace:
         """The findings of each of `paths` (absolute), with the whole workspace linked."""
         wanted: Set[str] = {os.path.abspath(p) for p in paths}
         found: Dict[str, List[Finding]] = {p: [] for p in wanted}
-        run = check(list(self.results.values()), self.configuration, self.text_of, only=wanted)
+        run = check(list(self.results.values()), self.configuration, self.text_of, only=wanted,
+                    linked=self._projects())
         for finding in run.findings:
             if finding.path in found:
                 found[finding.path].append(finding)

@@ -11,7 +11,7 @@ import pytest
 from syncadvisor.api import linked_files
 from syncadvisor.model import tfapi
 from syncadvisor.model.project import Project
-from syncadvisor.model.reach import modules_reached
+from syncadvisor.model.reach import followed_names, index_of, modules_reached
 
 
 def _link(tmp_path, files: Dict[str, str]):
@@ -266,14 +266,18 @@ def test_modules_reached_are_those_names_of_keras_classes_lead_into():
     # compat.tfk: Counted's base (it has `call`); base.Layer: the base of Child's
     # ancestor (Child makes a variable). Not base.Thing's: Plain is nothing Keras runs,
     # nor helpers.Name: no method-style creation in the file needs what it makes.
-    assert modules_reached(models, unmodelled) == {"pkg.compat", "pkg.base"}
-    assert modules_reached(models, set()) == set()
+    index = index_of(models)
+    assert modules_reached(index, unmodelled, followed_names(index, models)) == {
+        "pkg.compat", "pkg.base"}
+    assert modules_reached(index, set(), followed_names(index, models)) == set()
 
 
 def test_modules_reached_through_modelled_alias_modules():
     models = _models({"pkg.layers": LAYER_VIA, "pkg.compat": "from pkg.keras2 import tfk\n",
                       "pkg.base": "from tf_keras.layers import Layer\n"})
-    assert modules_reached(models, {"pkg.keras2", "pkg.helpers"}) == {"pkg.keras2"}
+    index = index_of(models)
+    assert modules_reached(index, {"pkg.keras2", "pkg.helpers"},
+                           followed_names(index, models)) == {"pkg.keras2"}
     assert Project(models).index.external_name("pkg.base.Layer") == "tf_keras.layers.Layer"
 
 
