@@ -402,47 +402,56 @@ class Db:
         query, key = entry
         if entry not in self._what_read:
             return query.memo[key]
-        members = self._circle.get(entry, (entry,))
-        inside = set(members)
+        members = self._circle.get(entry)
         verifying = self._verifying
-        verifying.update(members)
-        holds = True
-        try:
-            for member in members:
-                verified = self.verified.get(member, -1)
-                inputs, children = self._what_read.get(member, ((), ()))
-                if member[1] not in member[0].memo or any(
-                        self._input_changed.get(k, 0) > verified for k in inputs):
-                    holds = False
-                    break
-                for child in children:
-                    if child in inside:
-                        continue
-                    child_query, child_key = child
-                    if child_key not in child_query.memo or child in verifying:
-                        holds = False  # (gone, or a circle through what is being checked)
-                        break
-                    if child in self._maybe:
-                        self.verify(child)
-                        if child_key not in child_query.memo:
-                            holds = False
-                            break
-                    if self._changed_in.get(child, 0) > verified:
-                        holds = False
-                        break
-                if not holds:
-                    break
-        finally:
-            verifying.difference_update(members)
+        if members is None:
+            verifying.add(entry)
+            try:
+                holds = self._holds(entry, ())
+            finally:
+                verifying.discard(entry)
+        else:
+            inside = set(members)
+            verifying.update(members)
+            try:
+                holds = all(self._holds(member, inside) for member in members)
+            finally:
+                verifying.difference_update(members)
         if self.verified.get(entry) == self.revision and key in query.memo:
             return query.memo[key]  # (answered again meanwhile, asked in a circle)
         if holds:
-            for member in members:
-                self.verified[member] = self.revision
-                self._maybe.discard(member)
+            revision, verified, maybe = self.revision, self.verified, self._maybe
+            for member in members or (entry,):
+                verified[member] = revision
+                maybe.discard(member)
             return query.memo[key]
         self.reopen(entry)
         return query(*key)
+
+    def _holds(self, entry: Entry, inside) -> bool:
+        """Whether nothing `entry` read (outside its circle, `inside`) has changed since it
+        was last found to hold; what it read that may have changed is checked first."""
+        if entry[1] not in entry[0].memo:
+            return False
+        verified = self.verified.get(entry, -1)
+        inputs, children = self._what_read.get(entry, ((), ()))
+        changed = self._input_changed.get
+        for k in inputs:
+            if changed(k, 0) > verified:
+                return False
+        maybe, verifying, changed_in = self._maybe, self._verifying, self._changed_in.get
+        for child in children:
+            if child in maybe:
+                if child in verifying or child in inside:
+                    if child in inside:
+                        continue
+                    return False  # (a circle through what is being checked: answer it)
+                self.verify(child)
+            elif child in inside:
+                continue
+            if changed_in(child, 0) > verified or child[1] not in child[0].memo:
+                return False
+        return True
 
     def reopen(self, entry: Entry) -> None:
         """`entry` is to be answered again, and so is its circle, together: their kept
