@@ -10,7 +10,8 @@ import textwrap
 import pytest
 
 from syncadvisor.model import tfapi
-from syncadvisor.model.builder import _word_positions, build_model
+from syncadvisor.model.builder import build_model
+from syncadvisor.model.builder.syntax import word_positions
 from syncadvisor.records import fields
 from tests import paths
 
@@ -183,8 +184,8 @@ def test_a_parameter_is_settled_from_every_reference_to_its_function(more, settl
     ("a\u00b7a", "ba\u00b7a\u00b7a"),  # a middle dot inside: matches that overlap
 ])
 def test_a_word_is_found_where_the_pattern_finds_it(word, text):
-    """`_references_of` finds a function's name by `_word_positions`: where `\\bname\\b`
-    finds it, for any identifier Python takes."""
+    """`parameters.references_of` finds a function's name by `word_positions`: where
+    `\\bname\\b` finds it, for any identifier Python takes."""
     assert word.isidentifier()
     expected = [m.start() for m in re.finditer(rf"\b{re.escape(word)}\b", text)]
-    assert list(_word_positions(text, word)) == expected
+    assert list(word_positions(text, word)) == expected
