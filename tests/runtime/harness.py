@@ -35,7 +35,10 @@ The START/DONE lines let the caller (``runner.py``) keep every finished result w
 snippet hangs or kills the process: a watchdog thread ends the process with a ``Timeout``
 record once a snippet exceeds ``SYNCADVISOR_SNIPPET_TIMEOUT`` seconds (default 60), and a
 snippet that leaves a ``strategy.scope()`` entered also ends the process (the next snippet
-would inherit the scope); the runner then restarts the harness for the remaining snippets.
+would inherit the scope), and so does one that raised a ``tf.errors.OpError`` (a failed graph
+execution under MirroredStrategy aborts the process's collective ops: every later all-reduce in
+it fails with "Collective ops is aborted"); the runner then restarts the harness for the
+remaining snippets.
 If TensorFlow cannot be imported, a ``FATAL`` line is written and the exit status is 3.
 """
 
@@ -57,6 +60,7 @@ MARK = "@@syncadvisor-runtime-harness@@"
 EXIT_TF_IMPORT_FAILED = 3
 EXIT_TIMEOUT = 124
 EXIT_LEAKED_SCOPE = 5
+EXIT_AFTER_OP_ERROR = 6
 _TRACEBACK_LIMIT = 6000
 _MESSAGE_LIMIT = 20000
 
@@ -287,6 +291,10 @@ def _serve(request: dict, timeout: float) -> int:
         if leaked:
             # Every later snippet would run inside that scope: let the runner restart us.
             return EXIT_LEAKED_SCOPE
+        if "OpError" in (record["exc_mro"] or ()):
+            # The collective executor of this process may be aborted: later snippets that
+            # all-reduce would fail for this one's sake.
+            return EXIT_AFTER_OP_ERROR
     protocol.document(results)
     return 0
 
