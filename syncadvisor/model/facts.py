@@ -359,6 +359,9 @@ class FunctionInfo:
     params: Tuple[str, ...] = ()
     # A `@staticmethod`: called on an instance, its first parameter takes the first argument.
     static: bool = False
+    # Decorated with `tf.function` (tfapi.TRACING_DECORATORS), not compiled with XLA:
+    # AutoGraph converts it, and TensorFlow runs it as a graph it traces first.
+    traced: bool = False
 
 
 @record(slots=True)

@@ -713,6 +713,11 @@ CROSS_REPLICA_FN_METHODS = {"merge_call": 0, "update": 1}
 FUNCTION_WRAPPERS = frozenset({"tensorflow.function", "tensorflow.compat.v1.function",
                                "functools.partial",
                                "tensorflow.autograph.experimental.do_not_convert"})
+# Decorators that make a function a graph TensorFlow traces (AutoGraph converts it), and
+# their arguments that compile it with XLA instead, which traces differently (variable
+# creation there is "UnimplementedError: We failed to lift variable creations").
+TRACING_DECORATORS = frozenset({"tensorflow.function", "tensorflow.compat.v1.function"})
+XLA_COMPILE_ARGUMENTS = frozenset({"jit_compile", "experimental_compile"})
 # `partial(fn, *args, **kwargs)`: a callable that calls `fn` with these arguments first.
 PARTIAL_CALLS = frozenset({"functools.partial"})
 # What `strategy.run(fn, args, kwargs)` and friends call `fn` with, by method: (position of

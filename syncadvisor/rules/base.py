@@ -217,6 +217,11 @@ class RuleContext:
         """The calls (`Hop`s) from where `where` entered to `function`."""
         return self.project.replica.call_path(where, function)
 
+    def traced_path(self, where, function: Optional[str]) -> bool:
+        """Whether code in `function`, entered as `where` says (`call_path`), runs traced:
+        a `tf.function` on the way, or the `strategy.run` made from traced code."""
+        return self.project.replica.traced_path(where, function)
+
     def tensor_test(self, test, path: str) -> bool:
         """Whether an `if`/`while` test may be a tensor (AutoGraph converts it)."""
         return self.project.replica.tensor_test(test, path)

@@ -189,3 +189,34 @@ def test_a_word_is_found_where_the_pattern_finds_it(word, text):
     assert word.isidentifier()
     expected = [m.start() for m in re.finditer(rf"\b{re.escape(word)}\b", text)]
     assert list(word_positions(text, word)) == expected
+
+
+@pytest.mark.parametrize("decorator, traced", [
+    ("@tf.function", True),
+    ("@tf.function()", True),
+    ("@tf.function(reduce_retracing=True)", True),
+    ("@tf.function(jit_compile=False)", True),
+    ("@tf.function(jit_compile=True)", False),  # XLA traces differently
+    ("@tf.function(experimental_compile=True)", False),
+    ("@function", True),  # `from tensorflow import function`
+    ("@tf.compat.v1.function", True),
+    ("@staticmethod", False),
+    ("@functools.lru_cache()", False),
+    ("", False),
+])
+def test_a_tf_function_decorator_marks_the_function_traced(decorator, traced):
+    text = f"import functools\nimport tensorflow as tf\nfrom tensorflow import function\n" \
+           f"{decorator}\ndef step(x):\n    return x\n"
+    assert _model(text).functions["a.step"].traced is traced
+
+
+def test_a_decorator_is_the_name_of_the_scope_around_the_def():
+    text = textwrap.dedent("""\
+        import tensorflow as tf
+        def outer():
+            @tf.function
+            def step(tf):  # a parameter named as the module: not what the decorator names
+                return tf
+            return step
+    """)
+    assert _model(text).functions["a.outer.<locals>.step"].traced is True
