@@ -19,7 +19,7 @@ from ..model import tfapi
 from ..model.contexts import (IN_STRATEGY, NO_STRATEGY, UNKNOWN, Context, Note, Strategy,
                               describe_creator, describe_strategy, unread_creator)
 from ..model.facts import (QNAME, SOURCE_INPUT, SOURCE_RANDOM, SOURCE_REPLICA_ID, SOURCE_STATE,
-                           Argument, CreationCall, FileModel, Span)
+                           TEST_IF, Argument, CreationCall, FileModel, Span)
 from ..model.project import LinkedFile
 from ..model.usage import CONSTANT, PYTHON_NUMBER, REPLICA_INVARIANT
 from ..model.variables import Setting, VariableSite
@@ -532,6 +532,43 @@ def set_on_read(ctx: "RuleContext", site: VariableSite, aggregation: Optional[st
     return ", ".join(said), tuple(edits)
 
 
+def refusing_branch(ctx: RuleContext, where, update, traced: bool = False
+                    ) -> Tuple[Optional[str], bool]:
+    """("`tf.cond` at line 12", whether it always refuses) for the first call of
+    tfapi.MERGE_CALL_REFUSING_CALLS through whose branch or loop body the update is
+    reached, or the first `if`/`while` with a tensor test on the way (in a caller, around
+    the call, or around the update), which AutoGraph makes a `tf.cond`/`tf.while_loop`
+    where it converts the function; (None, False) where there is none. `traced`: the way
+    in is known to run traced (`ctx.traced_path`), and the phrase says so no longer."""
+    found: Tuple[Optional[str], bool] = (None, False)
+    for hop in ctx.call_path(where, update.function):
+        tensor = tensor_branch(ctx, hop.tests, hop.path, traced)
+        if tensor is not None:
+            return tensor, True
+        always = tfapi.MERGE_CALL_REFUSING_CALLS.get(hop.through_qname or "")
+        if always is not None and (found[0] is None or always):
+            found = (ctx.at(f"`{hop.through}`", hop.path, hop.span), always)
+            if always:
+                return found
+    tensor = tensor_branch(ctx, update.tests, update.path, traced)
+    return (tensor, True) if tensor is not None else found
+
+
+def tensor_branch(ctx: RuleContext, tests, path: str, traced: bool = False) -> Optional[str]:
+    """"the `if` at line 12 (`not self.initialized`), which AutoGraph makes a `tf.cond`
+    where the function is traced," for the first of `tests` that may be a tensor (without
+    the last words where the code is known to run traced)."""
+    for test in tests:
+        if ctx.tensor_test(test, path):
+            made = "`tf.cond`" if test.keyword == TEST_IF else "`tf.while_loop`"
+            at = ctx.at(f"the `{test.keyword}`", path, test.span)
+            if traced:
+                return f"{at} (`{test.text}`), which AutoGraph makes a {made}"
+            return (f"{at} (`{test.text}`), which AutoGraph makes a {made} where the "
+                    f"function is traced (a `tf.function`, Keras `fit`),")
+    return None
+
+
 def strategy_contexts(site: VariableSite, updates=None) -> List[Context]:
     """The site's strategy contexts; where they are unknown, the strategies of the
     `strategy.run` calls its updates run in stand in for them."""
@@ -567,4 +604,5 @@ def make_fix(applicability: str, message: str, *edits: Edit) -> Optional[Fix]:
 
 __all__ = ["Rule", "Invalid", "Expect", "snippet", "RuleContext", "Verdict", "judge", "make_fix",
            "written", "enum_title", "suggest_aggregation", "member_text", "set_setting",
-           "site_span", "strategy_contexts", "SAFE", "UNSAFE", "ERROR", "WARNING", "INFO"]
+           "site_span", "strategy_contexts", "refusing_branch", "tensor_branch", "SAFE", "UNSAFE",
+           "ERROR", "WARNING", "INFO"]
