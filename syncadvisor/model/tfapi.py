@@ -850,6 +850,19 @@ PYTHON_VALUED_CALLS = frozenset({"keras.ops.is_tensor", "tf_keras.backend.is_ker
                                  "tf_keras.backend.learning_phase"})
 MERGE_CALL_REFUSED_ERROR = ("RuntimeError (\"`merge_call` called while defining a new graph "
                             "or a tf.function\")")
+# The aggregations whose replica-context update goes through `merge_call` (an AUTO/ON_WRITE
+# variable's, and under CentralStorage, which ignores ON_READ, any variable's).
+MERGING_AGGREGATIONS = frozenset({AGG_SUM, AGG_MEAN, AGG_ONLY_FIRST_REPLICA})
+# Strategies under which such an update inside a branch or loop body of traced replica code
+# (MERGE_CALL_REFUSING_CALLS, or AutoGraph's `if`/`while` on a tensor) raises
+# MERGE_CALL_REFUSED_ERROR: observed on TF 2.21 with MirroredStrategy over 1 and 2 logical
+# CPUs, MultiWorkerMirroredStrategy as one local worker and CentralStorageStrategy over 2;
+# OneDeviceStrategy, and any strategy run eagerly, run it clean (tests/runtime/snippets/
+# TFS110_*). TPUStrategy and ParameterServerStrategy were not run: not here.
+MERGE_CALL_BRANCH_STRATEGIES = (MIRRORED, MULTI_WORKER, CENTRAL_STORAGE)
+# ... and those among them that ignore ON_READ: an ON_READ variable with an aggregation
+# raises there too (observed under CentralStorageStrategy; it runs under MirroredStrategy).
+ON_READ_IGNORED_STRATEGIES = (CENTRAL_STORAGE,)
 
 
 def _slots_by_name() -> Dict[str, CallableSlots]:
