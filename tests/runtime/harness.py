@@ -217,6 +217,22 @@ def _run_one(name: str, source: str) -> dict:
     return record
 
 
+def _fresh_collective_keys(number: int) -> None:
+    """Give the strategies snippet `number` makes collective keys of their own.
+
+    TensorFlow keys a strategy's collective all-reduces from a class-level base (0 unless a
+    test sets it): every MirroredStrategy of a process starts at the same group and
+    instance keys, and one snippet's all-reduce of another shape under a key an earlier
+    snippet used aborts the process's collectives ("Shape mismatch in the collective
+    instance 100"). Each snippet is a program of its own: a base of its own."""
+    from tensorflow.python.distribute import collective_all_reduce_strategy, mirrored_strategy
+
+    for cls in (mirrored_strategy.MirroredStrategy, mirrored_strategy.MirroredStrategyV1,
+                collective_all_reduce_strategy.CollectiveAllReduceStrategy,
+                collective_all_reduce_strategy.CollectiveAllReduceStrategyV1):
+        cls._collective_key_base = 10_000 * number
+
+
 def main() -> int:
     os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
     # The claims are about the TensorFlow backend of Keras 3 and about plain Keras 3 as
@@ -278,7 +294,8 @@ def _serve(request: dict, timeout: float) -> int:
     watchdog = _Watchdog(protocol, timeout)
     watchdog.start()
     results: dict[str, dict] = {}
-    for name, source in request.items():
+    for number, (name, source) in enumerate(request.items()):
+        _fresh_collective_keys(number)
         protocol.line("START", name)
         watchdog.begin(name)
         record = _run_one(name, source)
