@@ -178,6 +178,9 @@ class ScopeEntry:
     # `FileModel.creator_scopes` (-2 while the callee is not known to be one: then it is
     # no scope of anything the model follows).
     creator: int = -1
+    # The statements of the `with` block, outermost only, in order: where a fix may add a
+    # statement to the block (a statement's span starts at its first token).
+    body: Tuple[Span, ...] = ()
 
 
 @record(slots=True)

@@ -532,6 +532,12 @@ def _strategy_names() -> Dict[str, str]:
 
 
 STRATEGY_CONSTRUCTORS: Dict[str, str] = _strategy_names()
+# Strategy classes whose constructions the model keeps with their arguments, by last name,
+# and those arguments, as (keyword, position): MirroredStrategy's `devices` (how many
+# replicas) and `cross_device_ops` (None: collective all-reduce, TF 2.21's default).
+STRATEGY_ARGUMENT_CLASSES = frozenset({"MirroredStrategy"})
+STRATEGY_DEVICES_ARGUMENT = ("devices", 0)
+STRATEGY_CROSS_DEVICE_OPS_ARGUMENT = ("cross_device_ops", 1)
 # Calls that return "the current strategy": whatever scope they run in.
 CURRENT_STRATEGY_CALLS = frozenset(
     {"tensorflow.distribute.get_strategy", "tensorflow.compat.v1.distribute.get_strategy"}
@@ -903,9 +909,16 @@ FRAMEWORK_CALLED_METHODS = frozenset({
 
 # Optimizer methods that make or update its variables under the strategy current then.
 OPTIMIZER_USE_METHODS = frozenset({"apply_gradients", "build", "minimize"})
-# Object methods worth recording for TFS105/TFS108.
+# Optimizer methods whose first call builds a Keras 3 optimizer that is not built yet: it
+# makes its slot variables then, under the strategy and in the context of that call
+# (keras/src/optimizers/base_optimizer.py `apply`, which `apply_gradients` calls).
+OPTIMIZER_APPLY_METHODS = frozenset({"apply_gradients", "apply", "minimize"})
+# The method that builds one on purpose: `optimizer.build(model.trainable_variables)`.
+OPTIMIZER_BUILD_METHOD = "build"
+# Object methods worth recording for TFS105/TFS108/TFS109.
 OBJECT_USE_METHODS = frozenset({"compile", "fit", "evaluate", "predict", "update_state",
-                                "train_on_batch", "test_on_batch"}) | OPTIMIZER_USE_METHODS
+                                "train_on_batch", "test_on_batch"}) | OPTIMIZER_USE_METHODS \
+    | OPTIMIZER_APPLY_METHODS
 # `model.compile(...)` arguments that hand over objects with variables: keyword ->
 # position (None: keyword only). Keras 3 and tf_keras alike.
 COMPILE_OBJECT_ARGUMENTS: Dict[str, Optional[int]] = {

@@ -19,7 +19,7 @@ from ..model import tfapi
 from ..model.contexts import (IN_STRATEGY, NO_STRATEGY, UNKNOWN, Context, Note, Strategy,
                               describe_creator, describe_strategy, unread_creator)
 from ..model.facts import (QNAME, SOURCE_INPUT, SOURCE_RANDOM, SOURCE_REPLICA_ID, SOURCE_STATE,
-                           TEST_IF, Argument, CreationCall, FileModel, Span)
+                           TEST_IF, Argument, CreationCall, FileModel, ObjectUse, Span)
 from ..model.project import LinkedFile
 from ..model.usage import CONSTANT, PYTHON_NUMBER, REPLICA_INVARIANT
 from ..model.variables import Setting, VariableSite
@@ -197,6 +197,13 @@ class RuleContext:
     def all_sites(self) -> Iterator[VariableSite]:
         """Every variable site of the run (for findings placed at an update in this file)."""
         yield from self.project.by_key.values()
+
+    def all_object_uses(self) -> Iterator[Tuple[ObjectUse, str]]:
+        """Every method call of the run on an object that may be a Keras model, optimizer or
+        metric (`ObjectUse`: `optimizer.build(...)`, `model.compile(...)`), with its path."""
+        for fm in self.project.files:
+            for use in fm.uses:
+                yield use, fm.path
 
     # --- the questions a rule asks about the run (answered by `model/`) -----------------
 

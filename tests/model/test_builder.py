@@ -220,3 +220,35 @@ def test_a_decorator_is_the_name_of_the_scope_around_the_def():
             return step
     """)
     assert _model(text).functions["a.outer.<locals>.step"].traced is True
+
+
+def test_a_scope_entry_knows_the_statements_of_its_block():
+    text = textwrap.dedent("""\
+        import tensorflow as tf
+        strategy = tf.distribute.MirroredStrategy()
+        with strategy.scope():
+            model = make(
+                3)
+            if model:
+                optimizer = tf.keras.optimizers.Adam()  # a comment
+        with open("x") as f:
+            pass
+    """)
+    (entry,) = _model(text).scopes
+    assert [(s.line, s.column, s.end_line) for s in entry.body] == [(4, 4, 5), (6, 4, 7)]
+
+
+def test_a_mirrored_strategy_is_kept_with_its_arguments_and_a_short_display_with_its_items():
+    text = textwrap.dedent("""\
+        import tensorflow as tf
+        s = tf.distribute.MirroredStrategy(["/gpu:0"], cross_device_ops=None)
+        v = tf.Variable([1.0] * 2 + list(range(20)))
+    """)
+    model = _model(text)
+    (construction,) = [c for c in model.constructions if c.callee.qname and
+                       c.callee.qname.endswith("MirroredStrategy")]
+    devices, ops = construction.args
+    assert [a.literal for a in devices.value.args] == ["/gpu:0"]
+    assert ops.keyword == "cross_device_ops"
+    long = _model("import tensorflow as tf\nv = tf.Variable([" + "0, " * 20 + "])\n")
+    assert long.creations[0].args[0].value.args == ()

@@ -184,7 +184,7 @@ def record_construction(w: Walk, node: ast.Call, func: ast.AST, last: str,
     items = argument_items(node)
     passed = tuple(handed_bound(w, value) if value.__class__ in PASSABLE and not star
                    else None for _, _, value, star in items)
-    options = last in tfapi.KERAS3_SLOT_OPTIONS
+    options = last in tfapi.KERAS3_SLOT_OPTIONS or last in tfapi.STRATEGY_ARGUMENT_CLASSES
     if not options and not any(passed):
         return
     parts = dotted_parts(func)
@@ -192,8 +192,9 @@ def record_construction(w: Walk, node: ast.Call, func: ast.AST, last: str,
         return
     callee = Bound(BOUND_CALL, None, intern(".".join(parts)), w.span(node))
     w.pending_bounds.append((callee, w.ref(parts)))
-    # Only a Keras object's options are read as values; following an object into a
-    # parameter needs each argument's keyword and star alone (exact spans cost more).
+    # Only a Keras object's options and a strategy's arguments are read as values;
+    # following an object into a parameter needs each argument's keyword and star alone
+    # (exact spans cost more).
     args = arguments_of(w, node) if options else tuple(
         argument_slot(keyword, star) for _, keyword, _, star in items)
     w.model.constructions.append(Construction(

@@ -400,7 +400,12 @@ def on_dict(w: Walk, node: ast.Dict) -> None:
 
 
 def on_with(w: Walk, node) -> None:
+    first = len(w.model.scopes)
     entered = open_scopes(w, [item.context_expr for item in node.items])
+    if len(w.model.scopes) > first:
+        body = tuple(w.span(statement) for statement in node.body)
+        for entry in w.model.scopes[first:]:
+            entry.body = body
     for item in node.items:
         visit(w, item.context_expr)
         if item.optional_vars is not None:
