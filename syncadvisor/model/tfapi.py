@@ -958,6 +958,31 @@ KERAS3_SLOT_OPTIONS: Dict[str, Dict[str, Tuple[int, FrozenSet[object]]]] = {
             "gradient_accumulation_steps": (11, frozenset({None, 0}))},
 }
 
+# Keras 3 optimizers that make variables when they are built, whatever their options (slot
+# variables; LossScaleOptimizer its step counter and scale): each was seen doing so, and
+# raising when it was first built in traced replica code, on TF 2.21 (TFS109). SGD makes
+# some only with the options of KERAS3_SLOT_OPTIONS.
+KERAS3_OPTIMIZERS_WITH_SLOTS = frozenset({
+    "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "Ftrl", "Lamb", "Lion",
+    "LossScaleOptimizer", "Muon", "Nadam", "RMSprop"})
+# A Keras 3 optimizer first built inside `strategy.run` in a traced function raises under
+# MirroredStrategy over more than one device with its default cross-device ops (collective
+# all-reduce). It ran over one device, with ReductionToOneDevice or HierarchicalCopyAllReduce,
+# and under OneDeviceStrategy, CentralStorageStrategy and MultiWorkerMirroredStrategy as one
+# local worker (TF 2.21, 2 logical CPUs).
+OPTIMIZER_BUILT_IN_STEP_STRATEGIES = (MIRRORED,)
+OPTIMIZER_BUILT_IN_STEP_ERROR = ("InvalidArgumentError (\"You must feed a value for placeholder "
+                                 "tensor\")")
+# Keras 3 models built where they are made, whose variables exist for `optimizer.build`:
+# a Sequential whose first layer is one of KERAS_INPUT_CALLS, and a functional Model given
+# its inputs and outputs (as the first two arguments, or by these keywords).
+KERAS_SEQUENTIAL_CLASSES = frozenset({"keras.Sequential", "keras.models.Sequential"})
+KERAS_INPUT_CALLS = frozenset({"keras.Input", "keras.layers.Input", "keras.layers.InputLayer"})
+KERAS_FUNCTIONAL_CLASSES = frozenset({"keras.Model", "keras.models.Model"})
+FUNCTIONAL_MODEL_ARGUMENTS = ("inputs", "outputs")
+# What the variables of a model are called in `optimizer.build(...)`.
+TRAINABLE_VARIABLES = "trainable_variables"
+
 BATCH_NORMALIZATION_NAMES = frozenset({"BatchNormalization"})
 
 # Keras 3's stateless API: updates inside `with StatelessScope(...)` only record new

@@ -33,6 +33,7 @@ NOT_MEASURED = {
     # Its fix sets `trainable`, which no synchronization/aggregation choice changes.
     "TFS102": "the trainable flag of an ON_READ variable",
     "TFS108": "where the variable is created",
+    "TFS109": "when a Keras 3 optimizer makes its slot variables",
     "TFS202": "Keras BatchNormalization's own variables",
     "TFS203": "CentralStorage/ParameterServer strategies",
     "TFS204": "how a statistic is combined across replicas (no aggregation computes a maximum)",

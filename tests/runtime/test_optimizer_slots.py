@@ -1,0 +1,88 @@
+"""`tfapi.KERAS3_OPTIMIZERS_WITH_SLOTS` under real TensorFlow: each of these Keras 3
+optimizers, made in the scope of a MirroredStrategy over 2 logical CPUs (its default,
+collective all-reduce) and first applied inside `strategy.run` in a `tf.function`, fails
+the step with InvalidArgumentError ("You must feed a value for placeholder tensor"), which
+is what TFS109 claims of them; built in the scope first, each trains. SGD is in the table
+of options instead (`tfapi.KERAS3_SLOT_OPTIONS`): without them it trains unbuilt.
+
+Every entry of the table has a run here, so that the table cannot claim more than was
+run. A failed step aborts the process's collective ops, so the harness runs each raising
+snippet in a process of its own (about 6 s each). Skipped without TensorFlow unless
+SYNCADVISOR_REQUIRE_TF=1.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import pytest
+
+from syncadvisor.model import tfapi
+
+from .runner import run_snippets
+
+SOURCE = """\
+import keras
+import tensorflow as tf
+
+strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+with strategy.scope():
+    model = keras.Sequential([keras.Input((4, 4)), keras.layers.Dense(2)])
+    optimizer = MAKE
+    BUILD
+
+
+def step(x):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(model(x))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+
+
+@tf.function
+def train(x):
+    return strategy.run(step, args=(x,))
+
+
+train(tf.ones((2, 4, 4)))
+RESULT = len(optimizer.variables)
+"""
+
+# The optimizers whose construction needs more than the class.
+MAKE = {"LossScaleOptimizer": "keras.optimizers.LossScaleOptimizer(keras.optimizers.SGD())"}
+UNBUILT_RUNS = {"SGD": "keras.optimizers.SGD()"}
+PLACEHOLDER = "You must feed a value for placeholder tensor"
+
+
+def _source(make: str, build: bool) -> str:
+    built = "optimizer.build(model.trainable_variables)" if build else "pass"
+    return SOURCE.replace("MAKE", make).replace("BUILD", built)
+
+
+def _tensorflow_or_skip() -> None:
+    if importlib.util.find_spec("tensorflow") is None:
+        if os.environ.get("SYNCADVISOR_REQUIRE_TF") == "1":
+            pytest.fail("SYNCADVISOR_REQUIRE_TF=1 but tensorflow is not installed", pytrace=False)
+        pytest.skip("tensorflow is not installed")
+
+
+def test_keras3_optimizers_with_slots_raise_unbuilt_in_a_traced_step_and_train_built():
+    _tensorflow_or_skip()
+    makes = {name: MAKE.get(name, f"keras.optimizers.{name}()")
+             for name in sorted(tfapi.KERAS3_OPTIMIZERS_WITH_SLOTS)}
+    snippets = {f"built:{name}": _source(make, True) for name, make in makes.items()}
+    snippets.update({f"unbuilt:{name}": _source(make, False)
+                     for name, make in UNBUILT_RUNS.items()})
+    snippets.update({f"raises:{name}": _source(make, False) for name, make in makes.items()})
+    results = run_snippets(snippets, per_snippet_timeout=120.0)
+    wrong = []
+    for key, record in results.items():
+        kind = key.partition(":")[0]
+        if kind == "raises":
+            if record["ok"] or record["exc_type"] != "InvalidArgumentError" or \
+                    PLACEHOLDER not in (record["message"] or ""):
+                wrong.append((key, record["exc_type"], (record["message"] or "")[-200:]))
+        elif not record["ok"]:
+            wrong.append((key, record["exc_type"], (record["message"] or "")[-200:]))
+    assert not wrong, wrong
