@@ -10,8 +10,7 @@ import inspect
 import re
 import textwrap
 from functools import cached_property
-from typing import (Callable, ClassVar, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple,
-                    TypeVar)
+from typing import ClassVar, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 from ..records import field, record
 from ..findings import ERROR, INFO, SAFE, UNSAFE, WARNING, Edit, Finding, Fix, Related
@@ -25,8 +24,6 @@ from ..model.usage import CONSTANT, PYTHON_NUMBER, REPLICA_INVARIANT
 from ..model.variables import Setting, VariableSite
 
 SECTIONS = ("What it does", "Why is this bad?", "Example", "Fix safety")
-
-T = TypeVar("T")
 
 
 def snippet(text: str) -> str:
@@ -194,9 +191,10 @@ class RuleContext:
                 if setting.arg is not None:
                     yield site, name, setting
 
-    def all_sites(self) -> Iterator[VariableSite]:
-        """Every variable site of the run (for findings placed at an update in this file)."""
-        yield from self.project.by_key.values()
+    def sites_updated_here(self) -> List[VariableSite]:
+        """The variable sites of the run with an update placed in this file: made here,
+        or reached through a call made here (`Where.at`)."""
+        return self.project.sites_updated_at(self.path)
 
     # --- the questions a rule asks about the run (answered by `model/`) -----------------
 
@@ -250,14 +248,6 @@ class RuleContext:
     def model_at(self, path: str) -> FileModel:
         """The model of another file of the run."""
         return self.project.index.file_at(path)
-
-    def once(self, key: str, compute: Callable[[], T]) -> T:
-        """`compute()`, once per run: what a rule selects from the whole run, instead of
-        going over it again for every file."""
-        memo = self.project.memo
-        if key not in memo:
-            memo[key] = compute()
-        return memo[key]  # type: ignore[return-value]
 
     def where(self, path: str, span: Span, label: Optional[str] = None) -> str:
         """`line 42`, or `train.py:42` when it is in another file. With `label` (what is
