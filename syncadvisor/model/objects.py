@@ -139,7 +139,8 @@ class Objects:
     def __init__(self, db: Db, index: ProjectIndex):
         self.db = db
         self.index = index
-        self._bounds: Dict[Tuple[int, str], Bound] = {}  # the bound of each `objects` key
+        # path -> id -> the bound of each `objects` key (id(bound), path)
+        self._bounds: Dict[str, Dict[int, Bound]] = {}
         self._objects = db.query("objects", self._compute_objects, _NOTHING, same=same_objects)
         self.calls_of = db.query("calls_of", self._calls_of, (), same=_same_callers)
         self.arguments = db.query("arguments", self._arguments, (), same=same_items)
@@ -161,11 +162,12 @@ class Objects:
         """The answers about `path`'s references, once its model is replaced: about
         objects that are gone (`Db.changed`)."""
         query = self._objects
-        return [(query, key) for key in self._bounds if key[1] == path and key in query.memo]
+        return [(query, (i, path)) for i in self._bounds.get(path, ())
+                if (i, path) in query.memo]
 
     def forget(self, path: str) -> None:
         """`path`'s file was replaced: its references are no longer asked about."""
-        self._bounds = {k: b for k, b in self._bounds.items() if k[1] != path}
+        self._bounds.pop(path, None)
 
     # --- what a reference may denote ------------------------------------------------
 
@@ -198,16 +200,22 @@ class Objects:
         key = (id(bound), path)
         query = self._objects
         if self.db.track:  # (an answer checked in a new revision is answered again)
-            self._bounds[key] = bound
+            self._keep(bound, path)
             return query(*key)
         found = query.memo.get(key)
         if found is None:
-            self._bounds[key] = bound
+            self._keep(bound, path)
             return self.db.ask(query, key)
         return found
 
+    def _keep(self, bound: Bound, path: str) -> None:
+        kept = self._bounds.get(path)
+        if kept is None:
+            kept = self._bounds[path] = {}
+        kept[id(bound)] = bound
+
     def _compute_objects(self, bound_id: int, path: str) -> FrozenSet[Obj]:
-        bound = self._bounds[(bound_id, path)]
+        bound = self._bounds[path][bound_id]
         self.db.depend(("file", path))
         found: Set[Obj] = set()
         self._collect(bound, path, found)
