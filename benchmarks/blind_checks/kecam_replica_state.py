@@ -68,3 +68,15 @@ toks = strategy.experimental_distribute_values_from_function(
 strategy.run(tf.function(lambda t: cache([t, tf.constant([0])])), args=(toks,))
 trial("KVCache.cache[0, :2] per replica after one call",
       lambda: [v[0, :2, 0, 0].numpy().tolist() for v in local(cache.cache)])
+
+# --- does a model's checkpoint reach the loss's variable? --------------------------------------
+inp = tf.keras.Input((1, 6))
+model = tf.keras.Model(inp, tf.keras.layers.Dense(6)(inp))
+fit_loss = tf_losses.FocalLossWithBbox()
+model.compile("sgd", loss=fit_loss, metrics=[tf_losses.ClassAccuracyWithBboxWrapper(fit_loss)])
+model.fit(tf.zeros((2, 1, 6)), tf.concat([tf.zeros((2, 1, 6)), tf.ones((2, 1, 1))], -1), verbose=0)
+saved = tf.train.Checkpoint(model=model).write(
+    os.path.join(os.environ.get("TMPDIR", "/tmp"), "kecam_model_ckpt"))
+trial("variables in the compiled model's checkpoint",
+      lambda: [k.split("/.ATTRIBUTES")[0] for k, _ in tf.train.list_variables(saved)
+               if "OBJECT_GRAPH" not in k])
