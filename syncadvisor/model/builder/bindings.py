@@ -12,6 +12,7 @@ from ..facts import (
     OTHER, QNAME, STR, Bound, Value,
 )
 from ..invariance import paired
+from ..names import PendingRef
 from .syntax import (
     LITERAL_CONTAINERS, MAX_VALUE_DEPTH, dotted_parts, is_name_constant, literal_int,
     single_string_literal, unstarred,
@@ -105,8 +106,16 @@ def name_bound(w: Walk, node: ast.Name, text: Optional[str]) -> Bound:
     if w.is_self(node):
         return Bound(BOUND_LOCAL, None, text, w.span(node))
     bound = Bound(BOUND_NAMES, None, text, w.span(node))  # (kind, qname, text, span)
-    w.pending_names.append((w.ref((name,)), bound))
+    w.pending_names.append((named_ref(w, name), bound))
     return bound
+
+
+def named_ref(w: Walk, name: str) -> PendingRef:
+    """A use of a plain name, with the bindings that reach it in the walk's scope."""
+    ref = w.ref((name,))
+    if not w.finishing:  # (what `finish` asks about runs after the walk's code)
+        ref.reach = w.flow().use(name)
+    return ref
 
 
 def bound_for(w: Walk, value: Optional[ast.AST], text: str) -> Bound:
@@ -119,7 +128,7 @@ def bound_for(w: Walk, value: Optional[ast.AST], text: str) -> Bound:
     if parts is not None and not w.self_head(parts):
         if len(parts) == 1:
             bound = Bound(BOUND_NAMES, None, text, span)
-            w.pending_names.append((w.ref(parts), bound))
+            w.pending_names.append((named_ref(w, parts[0]), bound))
             return bound
         bound = Bound(BOUND_QNAME, None, text, span)
         w.pending_bounds.append((bound, w.ref(parts)))

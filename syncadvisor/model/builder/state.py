@@ -19,6 +19,7 @@ from ..facts import (
 )
 from ..invariance import Definitions
 from ..names import MODULE, Binding, NameResolver, PendingRef, Scope
+from .flow import Flow
 from .syntax import NAME, NEWLINE, NON_ASCII, name_of
 
 
@@ -211,9 +212,18 @@ class Walk:
     def bind(self, name: str, bound: Bound, alias: Optional[Tuple[str, ...]] = None) -> None:
         binding = Binding(self.next_seq(), bound, alias, self.scope if alias else None)
         self.scope.bind(name, binding)
+        self.flow().bound(name, binding)
         target = alias[-1] if alias else (bound.qname or "").rpartition(".")[2]
         if target in tfapi.CREATION_CALLEE_NAMES and target != name:
             self.creation_aliases.add(name)
+
+    def flow(self) -> Flow:
+        """What reaches the walk's position in the code of the scope it is in."""
+        scope = self.scope
+        found = scope.flow
+        if found is None:
+            found = scope.flow = Flow()
+        return found
 
     def bind_local(self, name: str) -> None:
         self.bind(name, Bound(BOUND_LOCAL, text=name))
