@@ -112,3 +112,55 @@ CASES = [
 @pytest.mark.parametrize("body, expected", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_a_use_sees_the_bindings_that_reach_it(body, expected):
     assert _reaching(body) == expected
+
+
+def _created_lines(body: str):
+    text = textwrap.dedent(body)
+    fm = build_model(ast.parse(text), "a.py", "a", REWRITES, text)
+    return [c.span.line for c in fm.creations]
+
+
+LITERAL_CASES = [
+    ("a module constant rules out a branch", """
+        MODE = "one"
+        if MODE == "mirrored":
+            a = tf.Variable(1.)
+        else:
+            b = tf.Variable(2.)
+    """, [5]),
+    ("a dict literal's item", """
+        CONFIG = {"mode": "mirrored"}
+        if CONFIG["mode"] == "mirrored" and not CONFIG.get:
+            a = tf.Variable(1.)
+        if CONFIG["mode"] in ("mirrored", "tpu"):
+            b = tf.Variable(2.)
+    """, [3, 5]),
+    ("two values reach the test", """
+        MODE = "one"
+        if flag:
+            MODE = "mirrored"
+        if MODE == "mirrored":
+            a = tf.Variable(1.)
+    """, [5]),
+    ("a name other code may rebind", """
+        MODE = "one"
+        def set_mode():
+            global MODE
+            MODE = "mirrored"
+        if MODE == "mirrored":
+            a = tf.Variable(1.)
+    """, [6]),
+    ("a name from another scope", """
+        MODE = "one"
+        def train():
+            if MODE == "mirrored":
+                a = tf.Variable(1.)
+    """, [4]),
+]
+
+
+@pytest.mark.parametrize("body, expected", [c[1:] for c in LITERAL_CASES],
+                         ids=[c[0] for c in LITERAL_CASES])
+def test_configuration_the_code_spells_out_rules_out_branches(body, expected):
+    assert _created_lines("import tensorflow as tf\n" + textwrap.dedent(body)) == \
+        [line + 2 for line in expected]

@@ -17,6 +17,7 @@ from .syntax import (
     LITERAL_CONTAINERS, MAX_VALUE_DEPTH, dotted_parts, is_name_constant, literal_int,
     single_string_literal, unstarred,
 )
+from .constants import LITERALS, is_known, literal
 from .state import Walk
 
 
@@ -32,10 +33,14 @@ def bind_target(w: Walk, target: ast.AST, value: Optional[ast.AST]) -> None:
     if isinstance(target, ast.Name):
         parts = dotted_parts(value) if value is not None else None
         if parts is not None and value is not None and not w.self_head(parts):
-            w.bind(target.id, Bound(BOUND_QNAME, text=target.id, span=w.span(value)),
-                   alias=parts)
+            binding = w.bind(target.id, Bound(BOUND_QNAME, text=target.id,
+                                              span=w.span(value)), alias=parts)
         else:
-            w.bind(target.id, bound_for(w, value, target.id))
+            binding = w.bind(target.id, bound_for(w, value, target.id))
+        if value is not None and value.__class__ in LITERALS:
+            known = literal(value)
+            if is_known(known):
+                w.literals[id(binding)] = known
     elif isinstance(target, (ast.Tuple, ast.List)):
         bind_unpacking(w, target, value)
     elif isinstance(target, ast.Starred):

@@ -20,6 +20,7 @@ from .syntax import (
 from .state import Function, Walk
 from .bindings import bind_loop_target, bind_target, bound_for, name_creation_targets, ref_bound
 from .calls import record_call
+from .constants import truth
 from .effects import creator_effect, creator_scope, record_attribute
 
 
@@ -53,6 +54,10 @@ def visit_all(w: Walk, nodes: Sequence[Optional[ast.AST]]) -> None:
 
 def on_module(w: Walk, node: ast.Module) -> None:
     w.tree = node
+    if "global" in w.text or "nonlocal" in w.text:
+        w.rebindable = {name for statement in ast.walk(node)
+                        if isinstance(statement, (ast.Global, ast.Nonlocal))
+                        for name in statement.names}
     for statement in node.body:
         if not is_preamble(statement):
             w.import_before = w.span(statement)
@@ -257,6 +262,11 @@ def on_branch(w: Walk, node) -> None:
         flow.begin_loop()  # (the test runs again after each pass of the body)
     if kind is not ast.IfExp:
         visit_all(w, (test_node,))
+        if kind is ast.If:
+            known = truth(w, test_node)
+            if known is not None:  # configuration the code spells out: one way runs
+                visit_all(w, node.body if known else node.orelse)
+                return
     fn = w.fn
     guarded = not plain_test(test_node, fn.info.params if fn.info is not None else ())
     outer = fn.guard
