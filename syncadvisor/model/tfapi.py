@@ -916,6 +916,8 @@ OPTIMIZER_APPLY_METHODS = frozenset({"apply_gradients", "apply", "minimize"})
 # The method that builds one on purpose: `optimizer.build(model.trainable_variables)`.
 OPTIMIZER_BUILD_METHOD = "build"
 # Object methods worth recording for TFS105/TFS108/TFS109.
+# `model.compile(optimizer=..., metrics=...)`: where a Keras object is handed to a model.
+COMPILE_METHOD = "compile"
 OBJECT_USE_METHODS = frozenset({"compile", "fit", "evaluate", "predict", "update_state",
                                 "train_on_batch", "test_on_batch"}) | OPTIMIZER_USE_METHODS \
     | OPTIMIZER_APPLY_METHODS

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Iterator, List, Optional, Tuple
 
 from ..findings import Edit, Finding
 from ..model import tfapi
@@ -9,11 +9,6 @@ from ..model.facts import BOUND_CALL, BOUND_NAMES, Bound, ObjectUse, ScopeEntry,
 from ..model.usage import REPLICA
 from .base import ERROR, UNSAFE, Expect, Invalid, Rule, RuleContext, judge, make_fix, snippet
 from .keras_objects import makes_slots, model_family, object_kind
-
-# An optimizer (the path and span of the call that makes it) -> the calls of the run on
-# it: (use, its path, how many optimizers its receiver may be).
-Uses = Dict[Tuple[str, Span], Tuple[object, str, List[Tuple[ObjectUse, str, int]]]]
-
 
 class OptimizerBuiltInReplicaStep(Rule):
     """
@@ -280,16 +275,21 @@ class OptimizerBuiltInReplicaStep(Rule):
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        for (path, span), (obj, _, uses) in ctx.once(self.code, lambda: _optimizers(ctx)).items():
-            finding = self._finding(ctx, obj, path, span, uses)
+        for (made_path, made), (obj, calls) in ctx.object_calls().items():
+            # reported where it is made or where a call on it names it (`_reported_at`)
+            if made_path != ctx.path and all(path != ctx.path for _, path, _, _ in calls):
+                continue
+            uses = [(use, path, count) for use, path, count, handed in calls
+                    if not handed or use.method == tfapi.COMPILE_METHOD]
+            finding = self._finding(ctx, obj, made_path, made, uses)
             if finding is not None:
                 yield finding
 
     def _finding(self, ctx: RuleContext, obj, made_path: str, made: Span,
                  uses: List[Tuple[ObjectUse, str, int]]) -> Optional[Finding]:
         key = str(obj.key)
-        family, _, cls = object_kind(key, ctx)
-        if family != tfapi.KERAS3 or not key.startswith(tfapi.KERAS3_PREFIX):
+        family, kind, cls = object_kind(key, ctx)
+        if kind != tfapi.OPTIMIZER or family != tfapi.KERAS3 or not key.startswith(tfapi.KERAS3_PREFIX):
             return None
         if cls not in tfapi.KERAS3_OPTIMIZERS_WITH_SLOTS and not (
                 cls in tfapi.KERAS3_SLOT_OPTIONS and
@@ -327,25 +327,6 @@ class OptimizerBuiltInReplicaStep(Rule):
                    f"raises {tfapi.OPTIMIZER_BUILT_IN_STEP_ERROR} {verdict.where} with more "
                    f"than one replica; {advice}")
         return ctx.finding(at[1], message, verdict.severity, fix)
-
-
-def _optimizers(ctx: RuleContext) -> Uses:
-    """Every optimizer the run's object calls may be, by the call that makes it, with those
-    calls: its own (`optimizer.apply_gradients(...)`) and the `compile`s it is handed to."""
-    found: Uses = {}
-    for use, path in ctx.all_object_uses():
-        bounds = [b for _, b in use.passed] if use.method == "compile" else [use.receiver]
-        for bound in bounds:
-            objects = ctx.constructions(bound, path)
-            for obj in objects:
-                if object_kind(str(obj.key), ctx)[1] != tfapi.OPTIMIZER:
-                    continue
-                made, made_path = obj.origin
-                if made.span is None:
-                    continue
-                entry = found.setdefault((made_path, made.span), (obj, made_path, []))
-                entry[2].append((use, path, len(objects)))
-    return found
 
 
 def _traced_ways(ctx: RuleContext, use: ObjectUse):

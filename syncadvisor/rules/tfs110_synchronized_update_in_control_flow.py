@@ -235,8 +235,7 @@ class SynchronizedUpdateInControlFlow(Rule):
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        candidates = ctx.once(self.code, lambda: _candidates(ctx))
-        for site, failing, update in candidates:
+        for site, failing, update in _candidates(ctx):
             if update.path != ctx.path:
                 continue
             finding = self._finding(ctx, site, failing, update)
@@ -281,9 +280,10 @@ class SynchronizedUpdateInControlFlow(Rule):
 
 def _candidates(ctx: RuleContext) -> List[Tuple[VariableSite, Tuple[str, ...], UpdateInfo]]:
     """(site, the strategies its update raises under, update) for each assign in replica
-    context of a variable whose update merges, over the run; an update whose receiver may
-    be more than one variable is no candidate (which one it updates is not known)."""
-    sites = list(ctx.all_sites())
+    context of a variable whose update merges, among the sites updated in this file; an
+    update whose receiver may be more than one variable is no candidate (which one it
+    updates is not known: every site it may update is updated here too)."""
+    sites = ctx.sites_updated_here()
     shared = Counter(id(u) for s in sites for u in s.updates)
     found = []
     for site in sites:
