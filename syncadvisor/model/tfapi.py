@@ -970,8 +970,9 @@ KERAS3_OPTIMIZERS_WITH_SLOTS = frozenset({
 # A Keras 3 optimizer first built inside `strategy.run` in a traced function raises under
 # MirroredStrategy over more than one device with its default cross-device ops (collective
 # all-reduce). It ran over one device, with ReductionToOneDevice or HierarchicalCopyAllReduce,
-# and under OneDeviceStrategy, CentralStorageStrategy and MultiWorkerMirroredStrategy as one
-# local worker (TF 2.21, 2 logical CPUs).
+# and under OneDeviceStrategy, CentralStorageStrategy (one device or two) and
+# MultiWorkerMirroredStrategy (one local worker, and two workers of one CPU each) (TF 2.21,
+# 2 logical CPUs).
 OPTIMIZER_BUILT_IN_STEP_STRATEGIES = (MIRRORED,)
 OPTIMIZER_BUILT_IN_STEP_ERROR = ("InvalidArgumentError (\"You must feed a value for placeholder "
                                  "tensor\")")

@@ -27,8 +27,10 @@ class OptimizerBuiltInReplicaStep(Rule):
     Not flagged: tf_keras optimizers (they make their slots as TF 1 code did, and train),
     SGD without momentum (no slot variables), `strategy.run` called eagerly, Keras' `fit`
     (it builds the optimizer itself), an optimizer the code builds, and subclasses of the
-    Keras optimizers (their `build` is theirs). Only under MirroredStrategy, where it was
-    seen to raise.
+    Keras optimizers (their `build` is theirs). Only under MirroredStrategy with its
+    default cross-device ops over two devices or more, where it was seen to raise: over one
+    device, with `cross_device_ops=` given, under CentralStorageStrategy and under
+    MultiWorkerMirroredStrategy (two workers of one CPU each) the same step trains.
 
     ## Why is this bad?
     A Keras 3 optimizer makes its slot variables lazily, in its first `apply_gradients`.

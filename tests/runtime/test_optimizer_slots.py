@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import socket
+import subprocess
+import sys
 
 import pytest
 
@@ -86,3 +89,72 @@ def test_keras3_optimizers_with_slots_raise_unbuilt_in_a_traced_step_and_train_b
         elif not record["ok"]:
             wrong.append((key, record["exc_type"], (record["message"] or "")[-200:]))
     assert not wrong, wrong
+
+
+WORKER = """\
+import json, os, sys
+os.environ["TF_CONFIG"] = json.dumps({"cluster": {"worker": WORKERS},
+                                      "task": {"type": "worker", "index": int(sys.argv[1])}})
+import keras
+import tensorflow as tf
+
+strategy = tf.distribute.MultiWorkerMirroredStrategy()
+with strategy.scope():
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
+    optimizer = keras.optimizers.Adam()
+
+
+def step(x):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(model(x))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+
+
+@tf.function
+def train(x):
+    return strategy.run(step, args=(x,))
+
+
+dataset = tf.data.Dataset.from_tensor_slices(tf.ones((8, 4))).batch(4)
+for x in strategy.experimental_distribute_dataset(dataset):
+    train(x)
+print("RESULT", strategy.num_replicas_in_sync, len(optimizer.variables))
+"""
+
+
+def _free_ports(count: int):
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("localhost", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def test_multi_worker_mirrored_trains_an_optimizer_first_built_in_a_traced_step(tmp_path):
+    """Why `tfapi.OPTIMIZER_BUILT_IN_STEP_STRATEGIES` leaves MultiWorkerMirroredStrategy out:
+    two workers (one CPU replica each, collective all-reduce between them) train the Adam
+    that fails the same step under MirroredStrategy over two local devices."""
+    _tensorflow_or_skip()
+    workers = [f"localhost:{port}" for port in _free_ports(2)]
+    script = tmp_path / "worker.py"
+    script.write_text(WORKER.replace("WORKERS", repr(workers)))
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    procs = [subprocess.Popen([sys.executable, str(script), str(i)], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, env=env) for i in range(2)]
+    outputs = []
+    for proc in procs:
+        try:
+            out, _ = proc.communicate(timeout=240)
+        except subprocess.TimeoutExpired:
+            for p in procs:
+                p.kill()
+            pytest.fail("a worker did not finish in 240 s")
+        outputs.append((proc.returncode, out))
+    for code, out in outputs:
+        assert code == 0, out[-2000:]
+        assert "RESULT 2 6" in out, out[-2000:]  # 2 replicas in sync; Adam's 4 slots + 2
