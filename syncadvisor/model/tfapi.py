@@ -977,10 +977,13 @@ OPTIMIZER_BUILT_IN_STEP_STRATEGIES = (MIRRORED,)
 OPTIMIZER_BUILT_IN_STEP_ERROR = ("InvalidArgumentError (\"You must feed a value for placeholder "
                                  "tensor\")")
 # Keras 3 models built where they are made, whose variables exist for `optimizer.build`:
-# a Sequential whose first layer is one of KERAS_INPUT_CALLS, and a functional Model given
-# its inputs and outputs (as the first two arguments, or by these keywords).
+# a Sequential whose first layer is one of KERAS_INPUT_CALLS or a layer given one of
+# KERAS3_LAYER_INPUT_SHAPE_ARGUMENTS (Sequential adds an InputLayer of that shape: the
+# legacy form, which Keras 3.15 warns about and builds), and a functional Model given its
+# inputs and outputs (as the first two arguments, or by these keywords).
 KERAS_SEQUENTIAL_CLASSES = frozenset({"keras.Sequential", "keras.models.Sequential"})
 KERAS_INPUT_CALLS = frozenset({"keras.Input", "keras.layers.Input", "keras.layers.InputLayer"})
+KERAS3_LAYER_INPUT_SHAPE_ARGUMENTS = frozenset({"input_shape", "input_dim"})
 KERAS_FUNCTIONAL_CLASSES = frozenset({"keras.Model", "keras.models.Model"})
 FUNCTIONAL_MODEL_ARGUMENTS = ("inputs", "outputs")
 # What the variables of a model are called in `optimizer.build(...)`.

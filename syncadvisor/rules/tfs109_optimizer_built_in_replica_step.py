@@ -68,11 +68,12 @@ class OptimizerBuiltInReplicaStep(Rule):
     Unsafe: it adds `optimizer.build(model.trainable_variables)` to the
     `with strategy.scope():` block, after the statements that make the optimizer and the
     model, where the model is built by then -- its first layer a `keras.Input`/
-    `InputLayer`, a functional `Model(inputs, outputs)`, or a `model.build(...)` in the
-    block. The optimizer then makes its variables there, in cross-replica context. Where
-    the model is built only by its first call (its input shape is not in the code), there
-    is no fix: the message says to build the model first (`model.build(input_shape)` or a
-    `keras.Input`), then the optimizer.
+    `InputLayer` or a layer given `input_shape=`/`input_dim=`, a functional
+    `Model(inputs, outputs)`, or a `model.build(...)` in the block. The optimizer then
+    makes its variables there, in cross-replica context. Where the model is built only by
+    its first call (its input shape is not in the code), there is no fix: the message says
+    to build the model first (`model.build(input_shape)` or a `keras.Input`), then the
+    optimizer.
     """
 
     code = "TFS109"
@@ -455,6 +456,10 @@ def _built_after(ctx: RuleContext, model, entry: ScopeEntry, path: str, bound: B
         if inside:
             first = min(inside, key=lambda e: (e.span.line, e.span.column))
             if first.callee.qname in tfapi.KERAS_INPUT_CALLS:
+                return True
+            layer = ctx.construction_at(made_path, first.span)
+            if layer is not None and any(a.keyword in tfapi.KERAS3_LAYER_INPUT_SHAPE_ARGUMENTS
+                                         for a in layer.args):
                 return True
     if key in tfapi.KERAS_FUNCTIONAL_CLASSES and made.span is not None:
         construction = ctx.construction_at(made_path, made.span)
