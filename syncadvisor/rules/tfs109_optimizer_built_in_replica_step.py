@@ -325,10 +325,9 @@ class OptimizerBuiltInReplicaStep(Rule):
         applied = ctx.at(f"`.{use.method}(...)`", path, use.span)
         entered = ctx.at(where.via, *where.at)
         fix, advice = _fix(ctx, use, path, fix_at)
-        message = (f"`{name}` (Keras 3 {cls}) makes its variables when first built, and nothing "
-                   f"builds it before {applied}, in traced replica code ({entered}): that step "
-                   f"raises {tfapi.OPTIMIZER_BUILT_IN_STEP_ERROR} {verdict.where} with more "
-                   f"than one replica; {advice}")
+        message = (f"`{name}` (Keras 3 {cls}) is first built by {applied} in traced replica "
+                   f"code ({entered}): raises {tfapi.OPTIMIZER_BUILT_IN_STEP_ERROR} "
+                   f"{verdict.where} with more than one replica; {advice}")
         return ctx.finding(at[1], message, verdict.severity, fix)
 
 
@@ -401,8 +400,8 @@ def _fix(ctx: RuleContext, use: ObjectUse, path: str, optimizer_at: Optional[Spa
     name = use.receiver.text
     model_name = models[0].text if len(models) == 1 else "the model"
     build = f"{name}.build({model_name}.{tfapi.TRAINABLE_VARIABLES})"
-    advice = (f"build `{model_name}` in the strategy's scope (a `keras.Input(shape)` first "
-              f"layer, or `{model_name}.build(input_shape)`), then call `{build}` there")
+    advice = (f"in the scope, build `{model_name}` (`{model_name}.build(input_shape)` or a "
+              f"`keras.Input` first), then `{build}`")
     if optimizer_at is None or model is None or model.span is None or path != ctx.path:
         return None, advice
     objects = ctx.constructions(models[0], path)
@@ -421,7 +420,7 @@ def _fix(ctx: RuleContext, use: ObjectUse, path: str, optimizer_at: Optional[Spa
                 f"{indent}{build}{ctx.model.newline}")
     fix = make_fix(UNSAFE, f"Build the optimizer in the scope: add `{build}` after line "
                            f"{after.end_line}", edit)
-    return fix, f"build it in the scope once `{model_name}` is built: `{build}`"
+    return fix, f"add `{build}` to the scope"
 
 
 def _block(ctx: RuleContext, spans: List[Span]) -> Tuple[Optional[ScopeEntry], List[Span]]:
