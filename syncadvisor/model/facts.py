@@ -181,6 +181,11 @@ class ScopeEntry:
     # The statements of the `with` block, outermost only, in order: where a fix may add a
     # statement to the block (a statement's span starts at its first token).
     body: Tuple[Span, ...] = ()
+    # The `isinstance(<receiver>, classes)` tests the code under this entry passed
+    # (True) or failed (False), outermost first: inside `if isinstance(strategy,
+    # tf.distribute.TPUStrategy):` the receiver is one of those classes. A test inside the
+    # `with` block is a copy of the entry with the test added, opened where the branch is.
+    narrowed: Tuple[Tuple[Tuple[Bound, ...], bool], ...] = ()
 
 
 @record(slots=True)

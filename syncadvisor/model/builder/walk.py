@@ -21,6 +21,7 @@ from .state import Function, Walk
 from .bindings import bind_loop_target, bind_target, bound_for, name_creation_targets, ref_bound
 from .calls import record_call
 from .constants import truth
+from .narrowing import enter_branch, leave_branch, narrowed_for, narrowing_of
 from .effects import creator_effect, creator_scope, record_attribute
 
 
@@ -297,14 +298,21 @@ def on_branch(w: Walk, node) -> None:
     if is_while:
         visit_all(w, node.body)
     else:
+        narrowing = narrowing_of(w, test_node) if kind is ast.If else None
+        opened = enter_branch(w, narrowing, True) if narrowing is not None else 0
         flow.begin()
         visit_all(w, (node.body,) if kind is ast.IfExp else node.body)
         taken = flow.end()
+        if narrowing is not None:
+            leave_branch(w, opened)
+            opened = enter_branch(w, narrowing, False)
         if kind is ast.IfExp:
             visit_all(w, (test_node,))
         flow.begin()
         visit_all(w, (node.orelse,) if kind is ast.IfExp else node.orelse)
         flow.join(taken, flow.end())
+        if narrowing is not None:
+            leave_branch(w, opened)
     if guarded:
         fn.tests.pop()
         fn.guard = outer
@@ -484,6 +492,8 @@ def open_scopes(w: Walk, items: Sequence[ast.AST]) -> Tuple[int, int]:
                 opened += 1
             continue
         entry = ScopeEntry((), w.code(receiver), w.span(item), fn.id)
+        if fn.narrowings:
+            entry.narrowed = narrowed_for(w, entry.text)
         attribute = attribute_of(receiver)
         if attribute is not None and w.is_self(attribute[0]):
             entry.receivers = (Bound(BOUND_SELF_ATTR, qname=fn.klass, attr=attribute[1],
