@@ -984,6 +984,17 @@ OPTIMIZER_BUILT_IN_STEP_ERROR = ("InvalidArgumentError (\"You must feed a value 
 KERAS_SEQUENTIAL_CLASSES = frozenset({"keras.Sequential", "keras.models.Sequential"})
 KERAS_INPUT_CALLS = frozenset({"keras.Input", "keras.layers.Input", "keras.layers.InputLayer"})
 KERAS3_LAYER_INPUT_SHAPE_ARGUMENTS = frozenset({"input_shape", "input_dim"})
+# A Keras 3 optimizer given `gradient_accumulation_steps` applies its update under `ops.cond`
+# (BaseOptimizer._backend_apply_gradients): inside `strategy.run` in a traced function that
+# branch holds a synchronization point, and the step raises MERGE_CALL_REFUSED_ERROR whether
+# the optimizer was built or not (TF 2.21, Keras 3.15, MirroredStrategy over 2 logical CPUs;
+# SGD and Adam). Building it does not help there: TFS109 leaves such an optimizer alone.
+KERAS3_GRADIENT_ACCUMULATION_ARGUMENT = "gradient_accumulation_steps"
+KERAS3_NO_ACCUMULATION_VALUES: FrozenSet[object] = frozenset({None, 0})  # the default; off
+# Keywords that make the builder record a call as a construction (with its arguments' keywords)
+# though it hands nothing over: what TFS109 reads of a layer or an optimizer.
+RECORDED_CONSTRUCTION_KEYWORDS = KERAS3_LAYER_INPUT_SHAPE_ARGUMENTS | {
+    KERAS3_GRADIENT_ACCUMULATION_ARGUMENT}
 KERAS_FUNCTIONAL_CLASSES = frozenset({"keras.Model", "keras.models.Model"})
 FUNCTIONAL_MODEL_ARGUMENTS = ("inputs", "outputs")
 # What the variables of a model are called in `optimizer.build(...)`.

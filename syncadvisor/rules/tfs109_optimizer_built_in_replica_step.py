@@ -8,14 +8,14 @@ from ..model.contexts import IN_STRATEGY, Context
 from ..model.facts import BOUND_CALL, BOUND_NAMES, Bound, ObjectUse, ScopeEntry, Span
 from ..model.usage import REPLICA
 from .base import ERROR, UNSAFE, Expect, Invalid, Rule, RuleContext, judge, make_fix, snippet
-from .keras_objects import makes_slots, model_family, object_kind
+from .keras_objects import literal, makes_slots, model_family, object_kind
 
 class OptimizerBuiltInReplicaStep(Rule):
     """
     ## What it does
     Flags a Keras 3 optimizer that keeps variables of its own -- slot variables (Adam,
-    AdamW, RMSprop, Adagrad, Nadam, Lion, ...; SGD only with `momentum`, `use_ema` or
-    `gradient_accumulation_steps`), or LossScaleOptimizer's scale -- made in a strategy's
+    AdamW, RMSprop, Adagrad, Nadam, Lion, ...; SGD only with `momentum` or `use_ema`), or
+    LossScaleOptimizer's scale -- made in a strategy's
     scope, when every call that could build it is an `apply_gradients` (or `apply`) inside
     the function given to `strategy.run`, in code that runs traced: `strategy.run` called
     inside a `tf.function`, or the step itself a `tf.function`. Nothing builds it before:
@@ -26,8 +26,10 @@ class OptimizerBuiltInReplicaStep(Rule):
 
     Not flagged: tf_keras optimizers (they make their slots as TF 1 code did, and train),
     SGD without momentum (no slot variables), `strategy.run` called eagerly, Keras' `fit`
-    (it builds the optimizer itself), an optimizer the code builds, and subclasses of the
-    Keras optimizers (their `build` is theirs). Only under MirroredStrategy with its
+    (it builds the optimizer itself), an optimizer the code builds, subclasses of the
+    Keras optimizers (their `build` is theirs), and an optimizer given
+    `gradient_accumulation_steps`: it applies its update under a cond, and that step
+    raises the `merge_call` RuntimeError whether the optimizer is built or not. Only under MirroredStrategy with its
     default cross-device ops over two devices or more, where it was seen to raise: over one
     device, with `cross_device_ops=` given, under CentralStorageStrategy and under
     MultiWorkerMirroredStrategy (two workers of one CPU each) the same step trains.
@@ -298,6 +300,8 @@ class OptimizerBuiltInReplicaStep(Rule):
                 cls in tfapi.KERAS3_SLOT_OPTIONS and
                 makes_slots(ctx.construction_at(made_path, made), cls) is True):
             return None
+        if _accumulates(ctx.construction_at(made_path, made)):
+            return None  # its step raises, built or not: not the failure this rule describes
         if any(use.method not in tfapi.OPTIMIZER_APPLY_METHODS for use, _, _ in uses):
             return None  # built, compiled (and so built by `fit`), or used as we cannot tell
         ways = [_traced_ways(ctx, use) for use, _, _ in uses]
@@ -329,6 +333,18 @@ class OptimizerBuiltInReplicaStep(Rule):
                    f"code ({entered}): raises {tfapi.OPTIMIZER_BUILT_IN_STEP_ERROR} "
                    f"{verdict.where} with more than one replica; {advice}")
         return ctx.finding(at[1], message, verdict.severity, fix)
+
+
+def _accumulates(construction) -> bool:
+    """Whether an optimizer's construction gives `gradient_accumulation_steps` a value that
+    may accumulate (anything but a literal None or 0)."""
+    if construction is None:
+        return False
+    for argument in construction.args:
+        if argument.keyword == tfapi.KERAS3_GRADIENT_ACCUMULATION_ARGUMENT:
+            known, value = literal(argument.value)
+            return not known or value not in tfapi.KERAS3_NO_ACCUMULATION_VALUES
+    return False
 
 
 def _traced_ways(ctx: RuleContext, use: ObjectUse):

@@ -55,6 +55,13 @@ RESULT = len(optimizer.variables)
 # The optimizers whose construction needs more than the class.
 MAKE = {"LossScaleOptimizer": "keras.optimizers.LossScaleOptimizer(keras.optimizers.SGD())"}
 UNBUILT_RUNS = {"SGD": "keras.optimizers.SGD()"}
+# SGD with each option of `tfapi.KERAS3_SLOT_OPTIONS["SGD"]` that makes variables, but
+# gradient accumulation (ACCUMULATING below: built or not, its step fails another way).
+SGD_OPTIONS = {f"SGD({option})": f"keras.optimizers.SGD({option})"
+               for option in ("momentum=0.9", "use_ema=True")}
+ACCUMULATING = {name: f"keras.optimizers.{name}("
+                      f"{tfapi.KERAS3_GRADIENT_ACCUMULATION_ARGUMENT}=2)"
+                for name in ("SGD", "Adam")}
 PLACEHOLDER = "You must feed a value for placeholder tensor"
 
 
@@ -70,10 +77,42 @@ def _tensorflow_or_skip() -> None:
         pytest.skip("tensorflow is not installed")
 
 
+def test_sgd_options_that_make_slots_are_the_table_s():
+    assert {make.partition("(")[2].partition("=")[0] for make in SGD_OPTIONS} | \
+        {tfapi.KERAS3_GRADIENT_ACCUMULATION_ARGUMENT} == set(tfapi.KERAS3_SLOT_OPTIONS["SGD"])
+
+
+def test_an_accumulating_optimizer_raises_merge_call_built_or_not_and_tfs109_leaves_it():
+    """`tfapi.KERAS3_GRADIENT_ACCUMULATION_ARGUMENT`: with gradient accumulation, Keras 3
+    applies the update under a cond, a synchronization point inside a branch of traced
+    replica code: the step raises the merge_call RuntimeError even when the optimizer was
+    built in the scope, so TFS109's claim (and its fix) does not hold there, and it is
+    silent."""
+    from syncadvisor.api import check_source
+
+    for name, make in ACCUMULATING.items():
+        plain = make.replace(f"{tfapi.KERAS3_GRADIENT_ACCUMULATION_ARGUMENT}=2", "momentum=0.9"
+                             if name == "SGD" else "")
+        assert "TFS109" in {f.code for f in check_source(_source(plain, False), "snippet.py")}
+        codes = {f.code for f in check_source(_source(make, False), "snippet.py")}
+        assert "TFS109" not in codes, (name, codes)
+    _tensorflow_or_skip()
+    refused = tfapi.MERGE_CALL_REFUSED_ERROR.split('"')[1]
+    snippets = {f"{state}:{name}": _source(make, state == "built")
+                for name, make in ACCUMULATING.items() for state in ("built", "unbuilt")}
+    results = run_snippets(snippets, per_snippet_timeout=120.0)
+    wrong = [(key, record["exc_type"], (record["message"] or "")[-200:])
+             for key, record in results.items()
+             if record["ok"] or record["exc_type"] != "RuntimeError" or
+             refused not in (record["message"] or "")]
+    assert not wrong, wrong
+
+
 def test_keras3_optimizers_with_slots_raise_unbuilt_in_a_traced_step_and_train_built():
     _tensorflow_or_skip()
     makes = {name: MAKE.get(name, f"keras.optimizers.{name}()")
              for name in sorted(tfapi.KERAS3_OPTIMIZERS_WITH_SLOTS)}
+    makes.update(SGD_OPTIONS)
     snippets = {f"built:{name}": _source(make, True) for name, make in makes.items()}
     snippets.update({f"unbuilt:{name}": _source(make, False)
                      for name, make in UNBUILT_RUNS.items()})

@@ -180,16 +180,16 @@ def record_construction(w: Walk, node: ast.Call, func: ast.AST, last: str,
                         fn: Function) -> None:
     """A call of what may be a class: the objects it hands over by name (`Trainer(model,
     optimizer)`), a Keras object whose options the rules read (`SGD(0.1, momentum=m)`), or
-    a layer given its input's shape (`Dense(8, input_shape=(4,))`).
+    a call given a keyword of tfapi.RECORDED_CONSTRUCTION_KEYWORDS (`Dense(8,
+    input_shape=(4,))`).
     By the naming convention, a class's name starts with a capital letter."""
     items = argument_items(node)
     passed = tuple(handed_bound(w, value) if value.__class__ in PASSABLE and not star
                    else None for _, _, value, star in items)
     options = last in tfapi.KERAS3_SLOT_OPTIONS or last in tfapi.STRATEGY_ARGUMENT_CLASSES
-    # a layer given its input's shape builds the Sequential it is first in (TFS109's fix)
-    shaped = any(keyword in tfapi.KERAS3_LAYER_INPUT_SHAPE_ARGUMENTS
-                 for _, keyword, _, _ in items)
-    if not options and not shaped and not any(passed):
+    # a layer given its input's shape, an optimizer that accumulates gradients (TFS109)
+    read = any(keyword in tfapi.RECORDED_CONSTRUCTION_KEYWORDS for _, keyword, _, _ in items)
+    if not options and not read and not any(passed):
         return
     parts = dotted_parts(func)
     if parts is None:
