@@ -121,6 +121,13 @@ class Replica:
             return None
         return Where(REPLICA, f"Keras runs `{info.name}.{method}` once per replica")
 
+    def keras_traced_step(self, function: str) -> bool:
+        """Whether `function` is a Keras model's step that `fit` (or `evaluate`,
+        `predict`) runs once per replica, traced (tfapi.KERAS_TRACED_STEP_METHODS)."""
+        method = function.rpartition(".")[2]
+        return method in tfapi.KERAS_TRACED_STEP_METHODS and \
+            self._keras_where(function) is not None
+
     def _entered_table(self) -> Dict[str, Tuple[Where, ...]]:
         """Function -> the replica contexts the run's entries (`strategy.run(fn)`,
         `merge_call(fn)`) enter it in."""

@@ -899,6 +899,12 @@ KERAS_REPLICA_METHODS: Dict[str, FrozenSet[str]] = {
     OPTIMIZER: frozenset({"apply_gradients"}),
 }
 
+# The steps among them that Keras 3 `fit`/`evaluate`/`predict` run in `strategy.run` inside a
+# `tf.function` (unless the model is compiled with `run_eagerly=True`): traced replica code,
+# where a synchronization point inside a branch raises as in a custom loop's step (seen for
+# `train_step`: tests/runtime/test_keras_fit_steps.py).
+KERAS_TRACED_STEP_METHODS = frozenset({"train_step", "test_step", "predict_step"})
+
 # Private methods TensorFlow and Keras call on a subclass with each replica's values (the
 # gradients): their callers are not in the subclass's file, whatever calls it shows.
 FRAMEWORK_CALLED_METHODS = frozenset({

@@ -234,6 +234,10 @@ class RuleContext:
         a `tf.function` on the way, or the `strategy.run` made from traced code."""
         return self.project.replica.traced_path(where, function)
 
+    def keras_traced_step(self, function: str) -> bool:
+        """Whether `function` is a Keras step `fit` runs per replica, traced."""
+        return self.project.replica.keras_traced_step(function)
+
     def tensor_test(self, test, path: str) -> bool:
         """Whether an `if`/`while` test may be a tensor (AutoGraph converts it)."""
         return self.project.replica.tensor_test(test, path)
@@ -548,17 +552,19 @@ def set_on_read(ctx: "RuleContext", site: VariableSite, aggregation: Optional[st
     return ", ".join(said), tuple(edits)
 
 
-def refusing_branch(ctx: RuleContext, where, update, traced: bool = False
-                    ) -> Tuple[Optional[str], bool]:
+def refusing_branch(ctx: RuleContext, where, update, traced: bool = False,
+                    autograph: bool = True) -> Tuple[Optional[str], bool]:
     """("`tf.cond` at line 12", whether it always refuses) for the first call of
     tfapi.MERGE_CALL_REFUSING_CALLS through whose branch or loop body the update is
     reached, or the first `if`/`while` with a tensor test on the way (in a caller, around
     the call, or around the update), which AutoGraph makes a `tf.cond`/`tf.while_loop`
     where it converts the function; (None, False) where there is none. `traced`: the way
-    in is known to run traced (`ctx.traced_path`), and the phrase says so no longer."""
+    in is known to run traced (`ctx.traced_path`), and the phrase says so no longer.
+    Without `autograph` (code traced without AutoGraph: Keras 3's `fit` steps), an
+    `if`/`while` is Python and counts for nothing."""
     found: Tuple[Optional[str], bool] = (None, False)
     for hop in ctx.call_path(where, update.function):
-        tensor = tensor_branch(ctx, hop.tests, hop.path, traced)
+        tensor = tensor_branch(ctx, hop.tests, hop.path, traced) if autograph else None
         if tensor is not None:
             return tensor, True
         always = tfapi.MERGE_CALL_REFUSING_CALLS.get(hop.through_qname or "")
@@ -566,7 +572,7 @@ def refusing_branch(ctx: RuleContext, where, update, traced: bool = False
             found = (ctx.at(f"`{hop.through}`", hop.path, hop.span), always)
             if always:
                 return found
-    tensor = tensor_branch(ctx, update.tests, update.path, traced)
+    tensor = tensor_branch(ctx, update.tests, update.path, traced) if autograph else None
     return (tensor, True) if tensor is not None else found
 
 

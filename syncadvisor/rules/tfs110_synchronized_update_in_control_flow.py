@@ -24,14 +24,19 @@ class SynchronizedUpdateInControlFlow(Rule):
     reads a variable or a TensorFlow op's result -- which AutoGraph turns into one. Only
     where the code runs traced: the `strategy.run` that reaches it is made inside a
     `tf.function` (or from code only `tf.function`s run), or a function on the way is a
-    `tf.function`. The message names the branch and the `strategy.run`.
+    `tf.function`; or it is reached from a Keras model's `train_step`/`test_step`/
+    `predict_step`, which `fit`/`evaluate`/`predict` run that way -- a warning, since a
+    model compiled with `run_eagerly=True` runs it eagerly. Keras 3 traces those steps
+    without AutoGraph, so there only the calls count (an `if` on a tensor raises
+    OperatorNotAllowedInGraphError, whatever the strategy). The message names the branch
+    and the `strategy.run` (or the step).
     Under CentralStorageStrategy, which ignores ON_READ, an ON_READ variable with an
     aggregation counts too.
 
     Not flagged: aggregation NONE and ON_READ variables under MirroredStrategy (they
     update their own copy, and run), `strategy.run` called eagerly (the branch is then
     Python), OneDeviceStrategy, `smart_cond` and `keras.ops.cond` (their predicate may be
-    a Python bool), Keras' own steps under `fit` (no strategy.run to see), an update whose
+    a Python bool), a layer's `call` that only Keras runs (it may run eagerly), an update whose
     variable the model cannot pin to one creation, and TPUStrategy and
     ParameterServerStrategy, where this was not run.
 
@@ -43,7 +48,8 @@ class SynchronizedUpdateInControlFlow(Rule):
     statement which contains a synchronization point in the body. Such behaviors are not
     yet supported.`` -- seen on TensorFlow 2.21 under MirroredStrategy (with one device
     or two), MultiWorkerMirroredStrategy and CentralStorageStrategy, for SUM, MEAN and
-    ONLY_FIRST_REPLICA alike. The same step run eagerly, or under OneDeviceStrategy, runs.
+    ONLY_FIRST_REPLICA alike, and in a custom `train_step` under Keras 3 `fit`. The same
+    step run eagerly, or under OneDeviceStrategy, runs.
 
     ## Example
     ```python
@@ -213,6 +219,30 @@ class SynchronizedUpdateInControlFlow(Rule):
             """),
             (Expect(8, 5, ERROR),),
         ),
+        Invalid(  # Keras 3 `fit` runs `train_step` traced, once per replica: a warning
+            snippet("""
+                import keras
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                class Model(keras.Model):
+                    def __init__(self):
+                        super().__init__()
+                        self.dense = keras.layers.Dense(1)
+                        self.seen = tf.Variable(0., aggregation=tf.VariableAggregation.SUM)
+                    def call(self, x):
+                        return self.dense(x)
+                    def train_step(self, data):
+                        x, y = data
+                        loss = tf.reduce_mean((self(x) - y) ** 2)
+                        tf.cond(loss > 0, lambda: self.seen.assign_add(tf.ones(())),
+                                lambda: tf.identity(self.seen))
+                        return {"loss": loss}
+                with strategy.scope():
+                    model = Model()
+                    model.compile(optimizer="sgd")
+            """),
+            (Expect(14, 35, WARNING),),
+        ),
         Invalid(  # a strategy that may be one that raises: a warning
             snippet("""
                 import tensorflow as tf
@@ -245,9 +275,21 @@ class SynchronizedUpdateInControlFlow(Rule):
     def _finding(self, ctx: RuleContext, site: VariableSite, failing: Tuple[str, ...],
                  update: UpdateInfo) -> Optional[Finding]:
         for where in update.in_replica():
-            if where.at is None or not ctx.traced_path(where, update.function):
-                continue
-            branch, always = refusing_branch(ctx, where, update, traced=True)
+            if where.at is not None:
+                if not ctx.traced_path(where, update.function):
+                    continue
+                entered = ctx.at(where.via, *where.at)
+            else:
+                # Keras' own step: `fit` traces it unless the model runs eagerly
+                hops = ctx.call_path(where, update.function)
+                step = hops[0].caller_id if hops else update.function
+                if step is None or not ctx.keras_traced_step(step):
+                    continue
+                entered = f"{where.via}, traced by `fit` unless `run_eagerly=True`"
+            # Keras 3 traces its steps without AutoGraph: an `if` on a tensor there raises
+            # OperatorNotAllowedInGraphError whatever the strategy, and is no branch
+            branch, always = refusing_branch(ctx, where, update, traced=True,
+                                             autograph=where.at is not None)
             if branch is None or not always:
                 continue
             contexts = strategy_contexts(site, [update])
@@ -268,13 +310,13 @@ class SynchronizedUpdateInControlFlow(Rule):
                        for c in contexts):
                     way_out += (f" (not under {' or '.join(tfapi.ON_READ_IGNORED_STRATEGIES)}, "
                                 f"which ignores ON_READ)")
-            entered = ctx.at(where.via, *where.at)
+            severity = verdict.severity if where.at is not None else WARNING
             return ctx.finding(
                 update.span,
                 f"`.{update.method}(...)` of {what} inside {branch} in traced replica code "
                 f"({entered}) raises {tfapi.MERGE_CALL_REFUSED_ERROR} {verdict.where}; "
                 f"{way_out}",
-                verdict.severity)
+                severity)
         return None
 
 
