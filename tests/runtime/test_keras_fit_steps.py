@@ -3,9 +3,10 @@ in `strategy.run` inside a `tf.function`, so it is traced replica code like a cu
 training loop's step, and fails the same two ways that TFS109 and TFS110 describe for
 those. TFS109 stays silent on `fit` because `fit` builds the compiled optimizer first
 (tests/runtime/snippets/TFS109_fit_custom_train_step_ok.py); an optimizer not handed to
-`compile` is not built by it. Neither rule follows Keras' own steps yet (their entry is
-`fit`, not a `strategy.run` the code makes): these runs pin the behaviour those rules
-would have to claim there. MirroredStrategy over 2 logical CPUs, TF 2.21 / Keras 3.15.
+`compile` is not built by it, and TFS109 does not follow Keras' own steps yet (their
+entry is `fit`, not a `strategy.run` the code makes): this pins what it would claim
+there. TFS110 follows them (tests/runtime/snippets/TFS110_fit_train_step*.py).
+MirroredStrategy over 2 logical CPUs, TF 2.21 / Keras 3.15.
 Skipped without TensorFlow unless SYNCADVISOR_REQUIRE_TF=1.
 """
 from __future__ import annotations
