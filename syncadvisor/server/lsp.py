@@ -256,11 +256,17 @@ class SyncAdvisorServer(LanguageServer):
         return state.read(notebook, texts).virtual
 
     def checks(self, uri: str) -> bool:
-        """Whether an open text document is checked: a Python file. A cell of an open
-        notebook is checked with its notebook, never alone."""
+        """Whether an open text document is checked: a Python file, or a file the client
+        says is Python whatever its name. (JupyterLab's LSP extension sends a notebook as
+        one Python document of its cells, named like the notebook: `.ipynb`.) A cell of
+        an open notebook is checked with its notebook, never alone."""
         if self.notebook_of(uri) is not None:
             return False
-        return (to_fs_path(uri) or "").endswith((".py", ".pyi"))
+        if (to_fs_path(uri) or "").endswith((".py", ".pyi")):
+            return True
+        document = self.workspace.text_documents.get(unquote(uri))
+        return document is not None and document.language_id == "python" and \
+            uri.startswith("file:")
 
     def target(self, uri: str) -> Tuple[str, Optional[int]]:
         """What a request about `uri` is about, its latest text analysed: (the file's

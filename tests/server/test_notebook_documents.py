@@ -318,3 +318,15 @@ async def test_a_notebook_is_diagnosed_without_tensorflow_or_libcst(watched):
     seen = await _imported()
     assert set(seen) <= {"libcst"}
 
+
+async def test_a_notebook_sent_as_one_python_document_is_checked(client):
+    """JupyterLab's LSP extension sends a notebook as one Python document of its cells
+    (IPython's syntax replaced), named like the notebook, under `.virtual_documents`."""
+    path = client.root / ".virtual_documents" / "train.ipynb"
+    uri = from_fs_path(str(path))
+    text = ("get_ipython().run_line_magic('matplotlib', 'inline')\n"
+            + SETUP.split("\n", 2)[2] + "\n\n" + MODEL)
+    client.text_document_did_open(lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(
+        uri=uri, language_id="python", version=1, text=text)))
+    [diagnostic] = await _diagnostics(client, uri, lambda d: len(d) == 1)
+    assert diagnostic.code == "TFS101" and diagnostic.range.start.line == 6
