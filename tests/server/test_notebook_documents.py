@@ -330,3 +330,32 @@ async def test_a_notebook_sent_as_one_python_document_is_checked(client):
         uri=uri, language_id="python", version=1, text=text)))
     [diagnostic] = await _diagnostics(client, uri, lambda d: len(d) == 1)
     assert diagnostic.code == "TFS101" and diagnostic.range.start.line == 6
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
+async def pulling(lsp_client: LanguageClient, tmp_path: Path):
+    """A client that asks for each cell's diagnostics itself (LSP 3.17 pull diagnostics)."""
+    await lsp_client.initialize_session(lsp.InitializeParams(
+        capabilities=lsp.ClientCapabilities(
+            notebook_document=lsp.NotebookDocumentClientCapabilities(
+                synchronization=lsp.NotebookDocumentSyncClientCapabilities()),
+            text_document=lsp.TextDocumentClientCapabilities(
+                diagnostic=lsp.DiagnosticClientCapabilities(related_document_support=False))),
+        root_uri=from_fs_path(str(tmp_path))))
+    lsp_client.root = tmp_path  # type: ignore[attr-defined]
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_a_client_that_pulls_gets_each_cells_diagnostics(pulling):
+    nb = _tutorial(pulling)
+
+    async def pull(number: int) -> List[str]:
+        report = await pulling.text_document_diagnostic_async(lsp.DocumentDiagnosticParams(
+            text_document=lsp.TextDocumentIdentifier(uri=nb.cells[number - 1])))
+        return [d.code for d in report.items]
+    assert await pull(3) == ["TFS101"]
+    assert await pull(1) == [] and await pull(2) == []
+    nb.edit(1, SETUP.replace("MirroredStrategy()", "OneDeviceStrategy('/cpu:0')"))
+    assert await pull(3) == []
+    assert not any(uri in pulling.diagnostics for uri in nb.cells)  # nothing pushed besides
