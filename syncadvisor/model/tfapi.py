@@ -374,6 +374,24 @@ METHOD_APIS: Dict[Tuple[str, str, str], ApiSpec] = {
 }
 CREATION_METHODS = frozenset(m for _, _, m in METHOD_APIS)
 
+# What a creating call's own arguments say about the Keras it was written for, where the
+# project leaves the Keras major open (`Target.keras_settled`). Keyword arguments tf_keras'
+# `Layer.add_weight` takes (its parameters and allowed **kwargs) that Keras 3's refuses with
+# TypeError (keras/src/layers/layer.py: no **kwargs) -- not `synchronization`, the one the
+# rules judge -- and the one Keras 3 takes that tf_keras refuses ("Unknown keyword
+# argument"). Read with inspect.signature on Keras 3.15 and tf_keras 2.21.
+KERAS2_ONLY_KEYWORDS = frozenset({
+    "experimental_autocast", "use_resource", "caching_device", "partitioner", "getter",
+    "collections", "experimental_enable_variable_lifting"})
+KERAS3_ONLY_KEYWORDS = frozenset({"overwrite_with_gradient"})
+# Keras 3 APIs whose first positional parameter is the shape where tf_keras' is the name:
+# a string there is a Keras 2 call (Keras 3 raises "`name` must be passed as a keyword
+# argument").
+SHAPE_FIRST_APIS = frozenset({KERAS3_LAYER_ADD_WEIGHT.title, KERAS3_LAYER_ADD_VARIABLE.title,
+                              KERAS3_METRIC_ADD_WEIGHT.title})
+# APIs only one Keras has (Keras 2 has no `keras.Variable`).
+FAMILY_ONLY_APIS = frozenset({KERAS3_VARIABLE.title})
+
 # Last names that make a call worth recording while walking the tree.
 CREATION_CALLEE_NAMES = frozenset(
     {q.rsplit(".", 1)[1] for q in FUNCTION_APIS} | CREATION_METHODS

@@ -172,6 +172,26 @@ def keras_class_kind(class_id: str, fm: FileModel,
     return None, None
 
 
+def family_evidence(site: VariableSite) -> Optional[str]:
+    """The Keras family a call's own arguments show it was written for (tfapi.KERAS2 or
+    KERAS3), where its API exists in both: an argument only one of them takes, a name
+    where Keras 3 wants a shape; None where they show nothing."""
+    if site.family not in (tfapi.KERAS2, tfapi.KERAS3):
+        return None
+    if site.api.title in tfapi.FAMILY_ONLY_APIS:
+        return site.family
+    keywords = {arg.keyword for arg in site.call.args if arg.keyword is not None}
+    if keywords & tfapi.KERAS3_ONLY_KEYWORDS:
+        return tfapi.KERAS3
+    if keywords & tfapi.KERAS2_ONLY_KEYWORDS:
+        return tfapi.KERAS2
+    first = site.call.args[0] if site.call.args else None
+    if site.api.title in tfapi.SHAPE_FIRST_APIS and first is not None and \
+            first.keyword is None and not first.star and first.value.kind == STR:
+        return tfapi.KERAS2
+    return None
+
+
 def _bind_arguments(call: CreationCall, api: tfapi.ApiSpec
                     ) -> Tuple[Dict[str, Tuple[Argument, bool]], Dict[str, Argument], bool]:
     """parameter -> (argument, passed by position); unexpected keywords; any *args/**kwargs."""

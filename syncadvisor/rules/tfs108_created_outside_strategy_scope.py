@@ -697,5 +697,9 @@ class CreatedOutsideStrategyScope(Rule):
                 options = " or ".join(f"`{o}`" for o in tfapi.KERAS3_SLOT_OPTIONS[cls])
                 return WARNING, ("outside any strategy scope",
                                  outcome + f" (`{cls}` has them only with {options})"), strategy
+            assumed = ctx.keras_assumption(family)  # a tf_keras optimizer made outside trains
+            if assumed:
+                return WARNING, ("outside any strategy scope", f"{outcome} ({assumed})"), \
+                    strategy
             return ERROR, ("outside any strategy scope", outcome), strategy
         return None  # a tf_keras optimizer or a Keras 3 metric made outside runs
