@@ -683,8 +683,20 @@ UPDATE_CALLEE_NAMES = frozenset(UPDATE_METHODS)
 PER_REPLICA_CALL_WORDS = ("random", "dropout", "truncated_normal", "shuffle")
 PER_REPLICA_ATTRIBUTES = frozenset({"replica_id_in_sync_group"})
 # Attributes of a tensor that every replica's share of a batch has alike: its dtype and its
-# number of dimensions. (Not `shape`: an uneven last batch gives replicas different sizes.)
+# number of dimensions. (Not `shape` as a whole: an uneven last batch gives replicas
+# different sizes along axis 0; see SHAPE_*.)
 REPLICA_INVARIANT_ATTRIBUTES = frozenset({"dtype", "ndim", "rank", "base_dtype"})
+# What gives a tensor's shape: `x.shape`, and calls by their last name (`tf.shape(x)`,
+# `keras.ops.shape(x)`, `tf_keras.backend.int_shape(x)`, `x.get_shape()`, `x.shape.as_list()`,
+# and transformers' own `shape_list(x)`). Where the batch is one global batch split along
+# axis 0 between replicas (Keras `fit`, `experimental_distribute_dataset`), every replica's
+# share has the global batch's other dimensions: an index >= 1 of a shape (a padded
+# length, a feature count) is the same on every replica; axis 0 is not (an uneven last
+# batch). Observed on TF 2.21, MirroredStrategy over 2 CPUs
+# (tests/runtime/snippets/TFS201_padded_length_table.py).
+SHAPE_ATTRIBUTES = frozenset({"shape"})
+SHAPE_CALL_NAMES = frozenset({"shape", "shape_list", "int_shape", "get_shape"})
+SHAPE_LIST_METHODS = frozenset({"as_list"})
 # Replica-context calls whose result is the same on every replica. (`Strategy.reduce`,
 # `StrategyExtended.reduce_to`/`batch_reduce_to` raise RuntimeError in replica context:
 # their results reach it only through `merge_call` or outside state.)

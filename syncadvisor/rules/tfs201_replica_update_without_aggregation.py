@@ -62,9 +62,12 @@ class ReplicaUpdateWithoutAggregation(Rule):
     ParameterServer strategy is visible: a literal, a constant, what is computed from them
     and from variables whose own updates are all the same on every replica (a power
     iteration over a layer's kernel, `self.iterations + 1`, a learning-rate schedule of
-    the step), a number chosen by Keras' `training` flag, `all_reduce`/`all_gather`/
-    `merge_call` results and a tf_keras metric's `result()` (which goes through
-    `merge_call`; a Keras 3 metric's reads the replica's own state). Methods and functions
+    the step), a number chosen by Keras' `training` flag, a tensor's size along axis 1 and
+    on (`tf.shape(x)[1]`, `x.shape[1:]`: a padded length is the global batch's on every
+    replica its batch is split between; axis 0 is not, an uneven last batch splits it),
+    `all_reduce`/`all_gather`/`merge_call` results and a tf_keras metric's `result()`
+    (which goes through `merge_call`; a Keras 3 metric's reads the replica's own state).
+    Methods and functions
     called on such values are taken to return such a value: their bodies are not read.
     The message names what makes the value differ where the model sees it: the replica's
     batch, a random op, the replica id, or state each replica keeps its own copy of.
