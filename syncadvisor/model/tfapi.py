@@ -896,6 +896,13 @@ HIGHER_ORDER_SLOTS_BY_NAME: Dict[str, CallableSlots] = _slots_by_name()
 # (`tf.train.Checkpoint` refuses such an object, and a Keras layer or `tf.Module` holding one
 # does not track what it holds).
 PLAIN_BASE_MODULES = frozenset({"abc", "builtins", "collections", "dataclasses", "enum", "typing"})
+# Keras classes, by a segment of their qualified name, that are plain Python objects in
+# both families, not TensorFlow trackables: `tf.train.Checkpoint` refuses a loss or a
+# callback, and a model does not track one (observed on Keras 3.15 and tf_keras 2.21:
+# `issubclass(keras.losses.Loss, Trackable)` is False, as for callbacks, initializers,
+# regularizers and constraints; Layer, Model and Optimizer are trackables).
+UNTRACKED_KERAS_SEGMENTS = frozenset({"losses", "callbacks", "initializers", "regularizers",
+                                      "constraints"})
 
 # Methods Keras runs once per replica under fit/evaluate/predict with a strategy,
 # by the kind of class that defines them.

@@ -4,7 +4,7 @@ from typing import Iterator, Optional, Tuple
 
 from ..findings import Finding
 from ..model import tfapi
-from ..model.facts import TEST_IF
+from ..model.facts import READ_CHECKPOINT, TEST_IF
 from ..model.usage import PER_REPLICA
 from .base import (ERROR, UNSAFE, WARNING, Expect, Invalid, Rule, RuleContext, judge, make_fix,
                    set_on_read, set_setting, site_span, snippet, strategy_contexts,
@@ -72,7 +72,12 @@ class ReplicaUpdateWithoutAggregation(Rule):
     The message names what makes the value differ where the model sees it: the replica's
     batch, a random op, the replica id, or state each replica keeps its own copy of.
     `tf.Variable(..., per_worker_variable=True)`, ParameterServerStrategy's deliberate
-    per-worker state, is never flagged.
+    per-worker state, is never flagged. Nor, under MirroredStrategy and its kin, is a
+    per-replica buffer that nothing combines: no cross-replica read or save of it is seen
+    and no checkpoint or SavedModel can reach it (an attribute of a plain object or of a
+    Keras loss, a local) -- each replica writing and reading its own copy is then its
+    design, as TFS103 leaves such an ON_READ buffer alone; only a visible CentralStorage or
+    ParameterServer strategy, where the update raises, is reported there.
 
     ## Why is this bad?
     Under CentralStorageStrategy and multi-device ParameterServerStrategy the variable is
@@ -336,9 +341,24 @@ class ReplicaUpdateWithoutAggregation(Rule):
                 if finding is not None:
                     yield finding
 
+    @staticmethod
+    def _replica_local(ctx: RuleContext, site) -> bool:
+        """A per-replica buffer: nothing combines its copies -- no cross-replica read or
+        save is seen, and no checkpoint or SavedModel can reach it (no trackable holds it,
+        it is no module global, it does not leave its function). Its copies differing is
+        its design (each replica's own statistics, a decoding cache): as TFS103 leaves
+        such an ON_READ buffer alone, TFS201 says nothing of it diverging."""
+        if any(r.cross_replica or r.kind == READ_CHECKPOINT for r in site.reads):
+            return False
+        return ctx.holder(site) is None
+
     def _finding(self, ctx: RuleContext, site, updates) -> Optional[Finding]:
         assume = ctx.settings.assume_strategy
         per_replica = [u for u in updates if u.value_kind == PER_REPLICA]
+        if per_replica and self._replica_local(ctx, site):
+            # Only an AggregatingVariable's raise is left to say, where such a strategy
+            # is visible (as for a value the same on every replica).
+            per_replica = []
         # An AggregatingVariable refuses every replica-context update; a value the same
         # on every replica is reported only where such a strategy is visible.
         raises = judge(strategy_contexts(site, updates), tfapi.AGGREGATING_STRATEGIES,
