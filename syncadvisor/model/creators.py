@@ -20,8 +20,8 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import tfapi
 
-SET = "set"
-IF = "if"
+SET = tfapi.CREATOR_SET
+IF = tfapi.CREATOR_IF
 
 
 class _Opaque(Exception):

@@ -572,6 +572,46 @@ CREATOR_KWARGS_ALWAYS_PASSED = frozenset({SYNC, AGG})
 # A strategy's method that enters its scope: a subclass that overrides it may enter a
 # variable creator scope there (sonnet's `Replicator.scope`).
 STRATEGY_SCOPE_METHOD = "scope"
+# A variable creator's program (creators.py): ("set", setting, member) and
+# ("if", ((setting, member, equal), ...), then, else).
+CREATOR_SET = "set"
+CREATOR_IF = "if"
+
+
+@record(frozen=True)
+class LibraryStrategy:
+    """A strategy class of a well-known library: the tf.distribute strategy it derives
+    from, and the variable creators its `scope()` enters inside that one's (innermost
+    first), each as (its name in the library, its program). Known here so that a run
+    that does not see the library's code (a pre-commit hook's isolated environment)
+    finds what the editor finds."""
+
+    kind: str
+    module: str  # where it is defined, for messages
+    creators: Tuple[Tuple[str, tuple], ...] = ()
+
+
+# dm-sonnet 2.0.2, sonnet/src/distribute/replicator.py `replica_local_creator`: a variable
+# left at AUTO becomes ON_READ, with ONLY_FIRST_REPLICA where its aggregation is NONE.
+_SONNET_REPLICA_LOCAL = (
+    (CREATOR_IF, ((SYNC, SYNC_AUTO, True),),
+     ((CREATOR_SET, SYNC, SYNC_ON_READ),
+      (CREATOR_IF, ((AGG, AGG_NONE, True),), ((CREATOR_SET, AGG, AGG_ONLY_FIRST_REPLICA),), ())),
+     ()),
+)
+_SONNET_MODULE = "sonnet.src.distribute.replicator"
+_REPLICATOR = LibraryStrategy(MIRRORED, _SONNET_MODULE,
+                              (("replica_local_creator", _SONNET_REPLICA_LOCAL),))
+_TPU_REPLICATOR = LibraryStrategy(TPU, _SONNET_MODULE,
+                                  (("replica_local_creator", _SONNET_REPLICA_LOCAL),))
+# Qualified name (as a file imports it) -> the strategy. `Replicator` is a
+# MirroredStrategy and `TpuReplicator` a TPUStrategy whose `scope()` enters that creator.
+LIBRARY_STRATEGIES: Dict[str, LibraryStrategy] = {
+    "sonnet.distribute.Replicator": _REPLICATOR,
+    _SONNET_MODULE + ".Replicator": _REPLICATOR,
+    "sonnet.distribute.TpuReplicator": _TPU_REPLICATOR,
+    _SONNET_MODULE + ".TpuReplicator": _TPU_REPLICATOR,
+}
 
 # A `.scope()` on a receiver whose name matches this is taken for a strategy
 # scope even when the strategy object itself is not visible.
