@@ -175,8 +175,9 @@ def finish(w: Walk) -> FileModel:
     for name, entries in w.module_scope.bindings.items():
         bounds = w.model.globals[name] = [resolved_bound(w, b) for b in entries]
         first = bounds[0]
-        if first.kind == BOUND_QNAME and first.qname \
-                and not first.qname.startswith(own):  # (its own classes and functions)
+        # Not its own classes and functions (bound to their own qualified name); a package
+        # `__init__`'s import from a submodule (`from .layers import Dense`) is an export.
+        if first.kind == BOUND_QNAME and first.qname and first.qname != own + name:
             w.model.exports[name] = w.resolver.canonical(first.qname)
     w.model.keras_families = tuple(sorted(w.keras_imports))
     return w.model
