@@ -563,12 +563,18 @@ VARIABLE_CREATOR_SCOPES = frozenset({
     "tensorflow.variable_creator_scope", "tensorflow.compat.v1.variable_creator_scope",
     "tensorflow.python.ops.variable_scope.variable_creator_scope"})
 VARIABLE_CREATOR_SCOPE_NAMES = frozenset(q.rpartition(".")[2] for q in VARIABLE_CREATOR_SCOPES)
-# The keyword arguments a creator may rewrite that decide the choice the rules judge.
-CREATOR_SETTINGS = (SYNC, AGG)
-# `tf.Variable` (and every Keras API, which ends in it) passes both of them to the
-# creators whether written or not (AUTO and NONE by default): `kwargs.setdefault(...)`
-# in a creator never changes them.
-CREATOR_KWARGS_ALWAYS_PASSED = frozenset({SYNC, AGG})
+# The keyword arguments a creator may rewrite that decide the choice the rules judge:
+# the two settings, given enum members, and `trainable`, given a literal.
+TRAINABLE = "trainable"
+CREATOR_SETTINGS = (SYNC, AGG, TRAINABLE)
+# A literal a creator may give `trainable`, as its program holds it: True, False, or None,
+# which `tf.Variable` settles after the creators ran (trainable unless ON_READ).
+CREATOR_LITERALS: Dict[str, Dict[object, str]] = {
+    TRAINABLE: {True: TRAINABLE_TRUE, False: TRAINABLE_FALSE, None: TRAINABLE_NOT_ON_READ}}
+# `tf.Variable` (and every Keras API, which ends in it) passes all three to the creators
+# whether written or not (AUTO, NONE and None by default): `kwargs.setdefault(...)` in a
+# creator never changes them.
+CREATOR_KWARGS_ALWAYS_PASSED = frozenset(CREATOR_SETTINGS)
 # A strategy's method that enters its scope: a subclass that overrides it may enter a
 # variable creator scope there (sonnet's `Replicator.scope`).
 STRATEGY_SCOPE_METHOD = "scope"
@@ -592,11 +598,14 @@ class LibraryStrategy:
 
 
 # dm-sonnet 2.0.2, sonnet/src/distribute/replicator.py `replica_local_creator`: a variable
-# left at AUTO becomes ON_READ, with ONLY_FIRST_REPLICA where its aggregation is NONE.
+# left at AUTO becomes ON_READ, with ONLY_FIRST_REPLICA where its aggregation is NONE, and
+# trainable where `trainable` was left out.
 _SONNET_REPLICA_LOCAL = (
     (CREATOR_IF, ((SYNC, SYNC_AUTO, True),),
      ((CREATOR_SET, SYNC, SYNC_ON_READ),
-      (CREATOR_IF, ((AGG, AGG_NONE, True),), ((CREATOR_SET, AGG, AGG_ONLY_FIRST_REPLICA),), ())),
+      (CREATOR_IF, ((AGG, AGG_NONE, True),), ((CREATOR_SET, AGG, AGG_ONLY_FIRST_REPLICA),), ()),
+      (CREATOR_IF, ((TRAINABLE, TRAINABLE_NOT_ON_READ, True),),
+       ((CREATOR_SET, TRAINABLE, TRAINABLE_TRUE),), ())),
      ()),
 )
 _SONNET_MODULE = "sonnet.src.distribute.replicator"
