@@ -99,6 +99,29 @@ CTX_NONE = Context(NO_STRATEGY)
 CTX_UNKNOWN = Context(UNKNOWN)
 _NO_CONTEXTS: FrozenSet[Context] = frozenset()
 
+# A place in the code: (path, the function it is in or None at module level, the `with`
+# entries open around it there).
+At = Tuple[str, Optional[str], Tuple[int, ...]]
+
+
+@record(frozen=True)
+class Pair:
+    """A context one piece of code runs in (`made`: where an object is made) and one
+    another runs in (`used`: where it is used), on executions that can both happen.
+
+    `certain`: the two are tied -- both in one function, whose calls decide them both;
+    or the made side has a single context, the same whatever runs the use (several
+    contexts there may be several objects: a factory's calls each make one). A pair
+    that is not certain is one combination of two independently merged sets, which may
+    never meet in one execution. `via`: the call that selects this pair where the
+    calls of the code differ, (path, span, the callee as written); None where the pair
+    holds whatever calls the code."""
+
+    made: Context
+    used: Context
+    certain: bool
+    via: Optional[Tuple[str, Span, str]] = None
+
 
 class StrategyResolver:
     """What strategy objects a reference may denote, following names, returns, module
@@ -329,18 +352,59 @@ class Strategies:
         if not callers:
             return frozenset({CTX_UNKNOWN})
         found: Set[Context] = set()
-        index = self.index
         for path, i in callers:
-            edge = index.file_at(path).calls[i]
-            lexical, creators = self.lexical(path, edge.scopes)
-            if lexical is None and edge.caller is None:
-                lexical = CTX_NONE.with_creators(creators)
-            if lexical is not None:
-                found.add(lexical)
-                continue
-            source = self.contexts(edge.caller)
-            found.update((c.with_creators(creators) for c in source) if creators else source)
+            found.update(self._call_contexts(path, i))
         return frozenset(found)
+
+    def _call_contexts(self, path: str, i: int) -> FrozenSet[Context]:
+        """The contexts the call `i` of `path` runs its callee in."""
+        edge = self.index.file_at(path).calls[i]
+        lexical, creators = self.lexical(path, edge.scopes)
+        if lexical is None and edge.caller is None:
+            lexical = CTX_NONE.with_creators(creators)
+        if lexical is not None:
+            return frozenset({lexical})
+        source = self.contexts(edge.caller)
+        return frozenset(c.with_creators(creators) for c in source) if creators else source
+
+    def placed(self, at: At) -> "Placed":
+        """The contexts code at `at` runs in, each with the call of its function that
+        gives it where the function's calls give it different ones (else None)."""
+        path, function, scopes = at
+        lexical, creators = self.lexical(path, scopes)
+        if lexical is not None:
+            return [(lexical, None)]
+        if function is None:
+            return [(CTX_NONE.with_creators(creators), None)]
+        callers = self.calls.callers(function)
+        if not callers:
+            return [(CTX_UNKNOWN.with_creators(creators), None)]
+        by_call: Placed = []
+        index = self.index
+        for call_path, i in callers:
+            edge = index.file_at(call_path).calls[i]
+            for context in sorted(self._call_contexts(call_path, i), key=_context_order):
+                by_call.append((context.with_creators(creators),
+                                (call_path, edge.span, str(edge.callee.text))))
+        return _selecting(by_call)
+
+    def pairs(self, made: At, used: At) -> List[Pair]:
+        """The contexts of `made` and of `used`, paired as executions can pair them: in one
+        function, code outside any scope there runs in whatever its caller gives, and
+        the same caller gives it to both; elsewhere every combination (`paired`)."""
+        (made_path, made_function, made_scopes), (used_path, used_function, used_scopes) = \
+            made, used
+        if made_path == used_path and made_function == used_function:
+            made_lexical, made_creators = self.lexical(made_path, made_scopes)
+            used_lexical, used_creators = self.lexical(used_path, used_scopes)
+            if made_lexical is not None and used_lexical is not None:
+                return [Pair(made_lexical, used_lexical, True)]
+            shared = self.placed((made_path, made_function, ()))
+            return [Pair(made_lexical or context.with_creators(made_creators),
+                         used_lexical or context.with_creators(used_creators), True,
+                         via if made_lexical is None or used_lexical is None else None)
+                    for context, via in shared]
+        return paired(self.placed(made), self.placed(used))
 
     def contexts_at(self, path: str, function: Optional[str],
                     scopes: Tuple[int, ...]) -> FrozenSet[Context]:
@@ -353,6 +417,24 @@ class Strategies:
         if not found:
             return frozenset({CTX_UNKNOWN.with_creators(creators)})
         return frozenset(c.with_creators(creators) for c in found)
+
+
+Placed = List[Tuple[Context, Optional[Tuple[str, Span, str]]]]
+
+
+def paired(made: Placed, used: Placed) -> List[Pair]:
+    """Every combination of independently placed contexts (`Strategies.placed`), certain
+    where the made side has one; a call names a path only where it selects among
+    different contexts."""
+    made, used = _selecting(made), _selecting(used)
+    certain = len(made) == 1
+    return [Pair(m, u, certain, m_via or u_via) for m, m_via in made for u, u_via in used]
+
+
+def _selecting(placed: Placed) -> Placed:
+    if len({context for context, _ in placed}) < 2:
+        return [(context, None) for context in dict.fromkeys(c for c, _ in placed)]
+    return list(dict.fromkeys(placed))
 
 
 def _equal(old: object, new: object) -> bool:

@@ -13,7 +13,7 @@ from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from ..records import record
 from . import tfapi
-from .contexts import Context, Strategies
+from .contexts import At, Context, Strategies
 from .db import Db
 from .facts import (BOOL, BOUND_NAMES, BOUND_PARAM, CALL, FLOAT, INT, QNAME, READ_CHECKPOINT,
                     READ_SAVE, READ_WRITE, Bound, BranchTest, CreationCall, FileModel, Read,
@@ -381,13 +381,13 @@ class Usage:
 
     def creation_contexts(self, bound: Bound, path: str) -> FrozenSet[Context]:
         """Strategy contexts where the object a call-bound names was constructed."""
-        if bound.span is None:
-            return frozenset()
-        found = self._edges_by_span(path).get(bound.span)
-        if found is None:
-            return frozenset()
-        caller, scopes = found
-        return self.strategies.contexts_at(path, caller, scopes)
+        place = self.call_place(bound, path)
+        return self.strategies.contexts_at(*place) if place is not None else frozenset()
+
+    def call_place(self, bound: Bound, path: str) -> Optional[At]:
+        """Where the call a call-bound names is made: (path, function, scopes)."""
+        found = self._edges_by_span(path).get(bound.span) if bound.span is not None else None
+        return (path, *found) if found is not None else None
 
     def _edges_of(self, path: str) -> Dict[Span, Tuple[Optional[str], Tuple[int, ...]]]:
         return {edge.span: (edge.caller, edge.scopes) for edge in self.index.file_at(path).calls}

@@ -15,8 +15,9 @@ from typing import ClassVar, Dict, FrozenSet, Iterator, List, Optional, Sequence
 from ..records import field, record
 from ..findings import ERROR, INFO, SAFE, UNSAFE, WARNING, Edit, Finding, Fix, Related
 from ..model import tfapi
-from ..model.contexts import (IN_STRATEGY, NO_STRATEGY, UNKNOWN, Context, Note, Strategy,
-                              describe_creator, describe_strategy, unread_creator)
+from ..model.contexts import (IN_STRATEGY, NO_STRATEGY, UNKNOWN, At, Context, Note, Pair,
+                              Placed, Strategy, describe_creator, describe_strategy,
+                              unread_creator)
 from ..model.facts import (QNAME, SOURCE_INPUT, SOURCE_RANDOM, SOURCE_REPLICA_ID, SOURCE_STATE,
                            Argument, CreationCall, FileModel, Span)
 from ..model.project import LinkedFile
@@ -251,6 +252,18 @@ class RuleContext:
     def constructions_of(self, class_id: str):
         """(construction, path) of each call that makes an instance of a project class."""
         return self.project.objects.constructions_of(class_id)
+
+    def pairs(self, made: At, used: At) -> List[Pair]:
+        """The contexts of two places, paired as one execution can pair them (`Pair`)."""
+        return self.project.strategies.pairs(made, used)
+
+    def placed(self, at: At) -> Placed:
+        """The contexts of a place, each with the call that gives it where calls differ."""
+        return self.project.strategies.placed(at)
+
+    def call_place(self, bound, path: str) -> Optional[At]:
+        """Where the call a call-bound names is made: (path, function, scopes)."""
+        return self.project.usage.call_place(bound, path)
 
     def creation_contexts(self, bound, path: str) -> FrozenSet[Context]:
         """The strategy contexts where the object a call makes was made."""
