@@ -32,12 +32,14 @@ from ..config import Resolver
 from ..files import UnreadableSource, module_name
 from ..findings import Finding
 from ..inputs import Input, load_input, text_input
+from ..model import tfapi
 from ..model.facts import FileModel
 from ..model.index import ProjectIndex
 from ..model.reach import followed_names, index_of, modules_reached
 from ..model.project import LinkedFile
 from ..notebook import is_notebook
 from .analyze import PARSE_ERROR, FileResult, analyze_text, unreadable
+from . import legacy
 from .check import RunResult, check, link
 from .parallel import analyze_files
 
@@ -183,8 +185,59 @@ class Run:
             results[path] = result
             self._store(path, result)
         self._model_reached(results)
+        self._legacy_keras(results)
         self._results = [results[path] for path in self._order]
         return self._results
+
+    def _legacy_keras(self, results: Dict[str, FileResult]) -> None:
+        """Mark, in `results`, the models of the files of each project of the run that sets
+        TF_USE_LEGACY_KERAS before it touches `tf.keras` (engine/legacy.py): `tf.keras` is
+        Keras 2 there whatever TensorFlow it targets, so a claim about Keras 2 rests on no
+        guess. Where the target made `tf.keras` Keras 3, the file is modelled again with
+        it as Keras 2. A project is the files that share their declaration files (those
+        that declare none, one project); a file whose config sets `keras` keeps it."""
+        where: Dict[Tuple[str, ...], str] = {}
+        for path, item in self.inputs.items():
+            if legacy.WORD not in item.data or is_notebook(path):
+                continue
+            try:
+                line = legacy.sets_legacy_keras(item.text)
+            except UnreadableSource:
+                continue
+            if line is not None:
+                where.setdefault(self._project_of(path), f"{path}:{line}")
+        if not where:
+            return
+        for path, result in results.items():
+            if result.model is None or path not in self.inputs:
+                continue
+            settings = self.settings.for_path(path)
+            found = where.get(self._project_of(path))
+            if found is None or "keras" in settings.set_keys:
+                continue
+            if not tfapi.tf_keras_is_keras3(settings.target_tensorflow, settings.keras):
+                # Modelled as Keras 2 already; a copy, since the result may be the cache's.
+                results[path] = replace(result, model=replace(result.model, legacy_keras=found))
+                continue
+            key = self._digests[path] + "-legacy-keras"
+            cached = self.cache.load_model(key) if self.cache else None
+            if isinstance(cached, FileResult) and cached.path == path and \
+                    cached.model is not None and cached.model.legacy_keras == found:
+                results[path] = cached
+                continue
+            again = analyze_text(self.inputs[path].text, path, replace(settings, keras="2"),
+                                 prefilter=False)
+            if again.model is None:
+                continue
+            again.model.legacy_keras = found
+            results[path] = again
+            if self.cache is not None and not again.internal_error:
+                self.cache.store_model(key, again)
+
+    def _project_of(self, path: str) -> Tuple[str, ...]:
+        """The declaration files of the project a file belongs to (none: no project)."""
+        target = self.settings.for_path(path).target
+        return target.files if target is not None else ()
 
     def _model_reached(self, results: Dict[str, FileResult]) -> None:
         """The second pass: model, in `results`, the files the prefilter dropped that

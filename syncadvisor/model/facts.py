@@ -427,6 +427,9 @@ class FileModel:
     guarded_calls: Dict[int, Tuple[int, ...]] = field(default_factory=dict)
     import_line: int = 1  # where a fix may insert an import (after docstring, __future__)
     newline: str = "\n"  # the file's first line ending: what an inserted line ends with
+    # Where the file's project sets TF_USE_LEGACY_KERAS ("pkg/backend.py:37"), which made
+    # the run model it with `tf.keras` as Keras 2 (engine/legacy.py); None: it does not.
+    legacy_keras: Optional[str] = None
 
 
 # A run's call edges are half its models' objects (each a CallEdge, a Bound and a Span).

@@ -197,6 +197,8 @@ class RuleContext:
         where the project leaves the Keras major open, else None (settled, or not Keras)."""
         if family not in (tfapi.KERAS2, tfapi.KERAS3):
             return None
+        if family == tfapi.KERAS2 and self.model.legacy_keras is not None:
+            return None  # the project itself makes `tf.keras` Keras 2 (TF_USE_LEGACY_KERAS)
         return self.settings.keras_assumption(family)
 
     def site_keras(self, site: VariableSite) -> Tuple[bool, Optional[str]]:
