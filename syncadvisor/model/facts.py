@@ -359,6 +359,9 @@ class FunctionInfo:
     params: Tuple[str, ...] = ()
     # A `@staticmethod`: called on an instance, its first parameter takes the first argument.
     static: bool = False
+    # Parameter -> the qualified name its annotation resolves to (`layer: keras.layers.Layer`):
+    # the class of what callers pass, where no call is seen (a library's entry point).
+    annotations: Dict[str, str] = field(default_factory=dict)
 
 
 @record(slots=True)

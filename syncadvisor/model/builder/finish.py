@@ -158,6 +158,10 @@ def finish(w: Walk) -> FileModel:
         w.model.creator_effects[function_id] = creators.resolved(ops, member_of)
     for info, refs in w.pending_bases:
         info.bases = tuple(q for q in (resolve(r) for r in refs) if q)
+    for function, param, ref in w.pending_annotations:
+        annotation = resolve(ref)
+        if annotation:
+            function.annotations[param] = annotation
     if w.handovers:  # (once names and bases are resolved; adds some to resolve)
         resolved, named = len(w.pending_bounds), len(w.pending_names)
         finish_handovers(w)
