@@ -354,6 +354,22 @@ FUNCTION_APIS: Dict[str, ApiSpec] = {
 # What `self.<method>(...)` creates, by the Keras family and kind of the class.
 LAYER = "layer"
 METRIC = "metric"
+# What a Keras metric's `result()`, called in replica context (in `strategy.run`, a
+# `train_step`), reports of a NONE-aggregation variable the metric holds whose copies
+# diverged under a mirroring strategy (TF 2.21, run: tests/runtime/snippets/
+# TFS201_tf_keras_metric_state_result.py and TFS201_keras3_metric_state_result.py):
+# tf_keras wraps `result` in a `merge_call`, so it is computed once, in cross-replica
+# context, from replica 0's copy, and every replica gets that; Keras 3 computes it in each
+# replica, from the replica's own copy.
+METRIC_RESULT_OF_DIVERGED = {
+    KERAS2: ("its copies silently diverge: reads and checkpoints see replica 0's copy, and "
+             "whatever the metric's `result()` computes from it, tf_keras computes once, in "
+             "cross-replica context (`merge_call`), from replica 0's copy and hands to every "
+             "replica"),
+    KERAS3: ("its copies silently diverge: whatever the metric's `result()` computes from it, "
+             "Keras 3 computes in each replica from that replica's own copy, while "
+             "cross-replica reads and checkpoints see replica 0's"),
+}
 OPTIMIZER = "optimizer"
 METHOD_APIS: Dict[Tuple[str, str, str], ApiSpec] = {
     (KERAS2, LAYER, "add_weight"): KERAS2_LAYER_ADD_WEIGHT,

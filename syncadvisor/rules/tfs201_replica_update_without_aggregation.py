@@ -87,6 +87,11 @@ class ReplicaUpdateWithoutAggregation(Rule):
     MirroredStrategy, MultiWorkerMirroredStrategy and TPUStrategy each replica writes only
     its own copy: with a value that differs between replicas the copies silently diverge,
     a cross-replica read returns replica 0's copy, and checkpoints keep replica 0's value.
+    A variable a Keras metric holds ends its `result()` differently in the two Kerases:
+    tf_keras computes `result()` once, in cross-replica context (`merge_call`), from
+    replica 0's copy and hands it to every replica; Keras 3 computes it in each replica
+    from that replica's own copy. The message says which where the project settles the
+    Keras that runs.
     (TensorFlow up to 2.2 raised "You must specify an aggregation method to update a
     MirroredVariable in Replica Context"; 2.21 says nothing.)
 
@@ -352,6 +357,19 @@ class ReplicaUpdateWithoutAggregation(Rule):
             return False
         return ctx.holder(site) is None
 
+    @staticmethod
+    def _metric_outcome(ctx: RuleContext, site) -> Optional[str]:
+        """For a variable a Keras metric holds, what its `result()` then reports, which
+        differs between tf_keras and Keras 3 (tfapi.METRIC_RESULT_OF_DIVERGED); None for
+        any other variable, or where which Keras runs is a guess."""
+        holder = ctx.holder(site)
+        if holder is None:
+            return None
+        family, kind = ctx.project.keras_kind(holder)
+        if kind != tfapi.METRIC or ctx.keras_assumption(family) is not None:
+            return None
+        return tfapi.METRIC_RESULT_OF_DIVERGED.get(family)
+
     def _finding(self, ctx: RuleContext, site, updates) -> Optional[Finding]:
         assume = ctx.settings.assume_strategy
         per_replica = [u for u in updates if u.value_kind == PER_REPLICA]
@@ -374,9 +392,10 @@ class ReplicaUpdateWithoutAggregation(Rule):
         elif diverges is not None:
             update = per_replica[0]
             severity = WARNING
+            outcome = self._metric_outcome(ctx, site) or \
+                "its copies silently diverge, and reads and checkpoints see replica 0's copy"
             detail = (f"with a value that can differ between replicas"
-                      f"{value_source(ctx, update)}: {diverges.where} its "
-                      f"copies silently diverge, and reads and checkpoints see replica 0's copy")
+                      f"{value_source(ctx, update)}: {diverges.where} {outcome}")
             if raises is not None:
                 detail += f"; under {' or '.join(tfapi.AGGREGATING_STRATEGIES)} it {raise_text}"
         elif raises is not None:
