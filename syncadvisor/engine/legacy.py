@@ -12,19 +12,50 @@ loader (TF 2.21, observed): `import tensorflow`, `tf.keras` itself, `k = tf.kera
 (`tf.keras.layers`, `k.Model`), `import tensorflow.keras` and
 `from tensorflow.keras import ...` load it, and a later setting changes nothing.
 
-A `Run` reads it in every file of the run that holds the variable's name, and models the
-files of each project that sets it with `tf.keras` as Keras 2 (`Run._legacy_keras`).
-Which of a project's modules is imported first is not known: one that sets it at import
-counts for all of them.
+A setting counts for the modules of its scope (`scope_of`): the whole top-level package
+of a module in a package (importing any of its modules runs the package's `__init__`
+files, which import the rest as they please: which runs first is not known, so one
+module that sets it counts for all of them), or, for a module in no package, the modules
+beside it. The scope is read from disk, the same whether a run checks a whole project or
+one file of it (flake8, a pre-commit hook given the changed files): `Run._legacy_keras`
+then models the run's files of that scope with `tf.keras` as Keras 2.
 """
 from __future__ import annotations
 
 import ast
+import os
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from ..model import tfapi
 
 WORD = tfapi.LEGACY_KERAS_VARIABLE.encode("ascii")
+
+
+def scope_of(path: str) -> Tuple[str, bool]:
+    """(folder, whether below it too): the modules whose setting counts for `path` -- its
+    top-level package's folder, all of it; for a module in no package, its own folder's
+    modules only (a script's siblings, never a whole home directory)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isfile(os.path.join(folder, "__init__.py")):
+        return folder, False
+    while os.path.isfile(os.path.join(os.path.dirname(folder), "__init__.py")):
+        folder = os.path.dirname(folder)
+    return folder, True
+
+
+def scope_files(folder: str, below: bool) -> Iterator[str]:
+    """The Python modules of a scope, in a stable order (hidden folders and caches left
+    out)."""
+    if not below:
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            return
+        yield from (os.path.join(folder, n) for n in names if n.endswith(".py"))
+        return
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
+        yield from (os.path.join(root, n) for n in sorted(files) if n.endswith(".py"))
 
 
 class _Names:

@@ -190,30 +190,24 @@ class Run:
         return self._results
 
     def _legacy_keras(self, results: Dict[str, FileResult]) -> None:
-        """Mark, in `results`, the models of the files of each project of the run that sets
-        TF_USE_LEGACY_KERAS before it touches `tf.keras` (engine/legacy.py): `tf.keras` is
-        Keras 2 there whatever TensorFlow it targets, so a claim about Keras 2 rests on no
-        guess. Where the target made `tf.keras` Keras 3, the file is modelled again with
-        it as Keras 2. A project is the files that share their declaration files (those
-        that declare none, one project); a file whose config sets `keras` keeps it."""
-        where: Dict[Tuple[str, ...], str] = {}
-        for path, item in self.inputs.items():
-            if legacy.WORD not in item.data or is_notebook(path):
-                continue
-            try:
-                line = legacy.sets_legacy_keras(item.text)
-            except UnreadableSource:
-                continue
-            if line is not None:
-                where.setdefault(self._project_of(path), f"{path}:{line}")
-        if not where:
-            return
-        for path, result in results.items():
+        """Mark, in `results`, the models of the files whose scope (engine/legacy.py: the
+        top-level package, read from disk) has a module that sets TF_USE_LEGACY_KERAS
+        before it loads `tf.keras`: `tf.keras` is Keras 2 there whatever TensorFlow the
+        project targets, so a claim about Keras 2 rests on no guess. Where the target made
+        `tf.keras` Keras 3, the file is modelled again with it as Keras 2. A file whose
+        config sets `keras` keeps it."""
+        scopes: Dict[Tuple[str, bool], Optional[str]] = {}
+        for path, result in list(results.items()):
             if result.model is None or path not in self.inputs:
                 continue
             settings = self.settings.for_path(path)
-            found = where.get(self._project_of(path))
-            if found is None or "keras" in settings.set_keys:
+            if "keras" in settings.set_keys:
+                continue
+            scope = legacy.scope_of(path)
+            if scope not in scopes:
+                scopes[scope] = self._legacy_in(scope)
+            found = scopes[scope]
+            if found is None:
                 continue
             if not tfapi.tf_keras_is_keras3(settings.target_tensorflow, settings.keras):
                 # Modelled as Keras 2 already; a copy, since the result may be the cache's.
@@ -234,10 +228,36 @@ class Run:
             if self.cache is not None and not again.internal_error:
                 self.cache.store_model(key, again)
 
-    def _project_of(self, path: str) -> Tuple[str, ...]:
-        """The declaration files of the project a file belongs to (none: no project)."""
-        target = self.settings.for_path(path).target
-        return target.files if target is not None else ()
+    def _legacy_in(self, scope: Tuple[str, bool]) -> Optional[str]:
+        """"path:line" of the first module of `scope` that sets the variable at import
+        (the run's own text of a file it checks, else the file on disk); None: none."""
+        checked = {os.path.realpath(p): p for p in self.inputs}
+        for file in legacy.scope_files(*scope):
+            path = checked.get(os.path.realpath(file))
+            if path is not None:
+                item: Optional[Input] = self.inputs[path]
+            else:
+                try:
+                    with open(file, "rb") as handle:
+                        data = handle.read()
+                except OSError:
+                    continue
+                if legacy.WORD not in data:
+                    continue
+                path = os.path.relpath(file)
+                try:
+                    item = load_input(file, data)
+                except UnreadableSource:
+                    continue
+            if item is None or legacy.WORD not in item.data:
+                continue
+            try:
+                line = legacy.sets_legacy_keras(item.text)
+            except UnreadableSource:
+                continue
+            if line is not None:
+                return f"{path}:{line}"
+        return None
 
     def _model_reached(self, results: Dict[str, FileResult]) -> None:
         """The second pass: model, in `results`, the files the prefilter dropped that

@@ -190,3 +190,34 @@ def test_a_config_that_sets_keras_wins(tmp_path):
     checked.add_file(str(project / "backend.py"))
     checked.add_file(str(project / "train.py"))
     assert codes(checked) == []
+
+
+def test_a_run_of_one_file_sees_the_setting_in_its_package_on_disk(tmp_path):
+    """flake8 and a pre-commit hook check some files of a project: the setting in another
+    module of the same top-level package counts as it does in a run of the whole."""
+    package = tmp_path / "pkg"
+    (package / "models").mkdir(parents=True)
+    (tmp_path / "requirements.txt").write_text("tensorflow>=2.16\n")
+    (package / "__init__.py").write_text("from . import backend\n")
+    (package / "backend.py").write_text(BACKEND)
+    (package / "models" / "__init__.py").write_text("")
+    (package / "models" / "train.py").write_text(METRIC_OUTSIDE)
+    checked = Run(Settings(root=str(tmp_path)))
+    checked.add_file(str(package / "models" / "train.py"))
+    assert codes(checked) == [("TFS108", "error", 3)]
+    whole = Run(Settings(root=str(tmp_path)))
+    for path in (package / "backend.py", package / "models" / "train.py"):
+        whole.add_file(str(path))
+    assert codes(whole) == [("TFS108", "error", 3)]
+
+
+def test_a_module_in_no_package_sees_only_its_siblings(tmp_path):
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "requirements.txt").write_text("tensorflow>=2.16\n")
+    (tmp_path / "tools" / "backend.py").write_text(BACKEND)
+    (tmp_path / "scripts" / "train.py").write_text(METRIC_OUTSIDE)
+    checked = Run(Settings(root=str(tmp_path)))
+    checked.add_file(str(tmp_path / "scripts" / "train.py"))
+    checked.add_file(str(tmp_path / "tools" / "backend.py"))
+    assert codes(checked) == []
