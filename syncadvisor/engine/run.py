@@ -197,15 +197,22 @@ class Run:
         `tf.keras` Keras 3, the file is modelled again with it as Keras 2. A file whose
         config sets `keras` keeps it."""
         scopes: Dict[Tuple[str, bool], Optional[str]] = {}
+        checked: Dict[str, str] = {}  # absolute path -> the run's path, made on first need
+        folders: Dict[str, Tuple[str, bool]] = {}  # a file's folder -> its scope
         for path, result in list(results.items()):
             if result.model is None or path not in self.inputs:
                 continue
             settings = self.settings.for_path(path)
             if "keras" in settings.set_keys:
                 continue
-            scope = legacy.scope_of(path)
+            folder = os.path.dirname(path)
+            scope = folders.get(folder)
+            if scope is None:
+                scope = folders[folder] = legacy.scope_of(path)
             if scope not in scopes:
-                scopes[scope] = self._legacy_in(scope)
+                if not checked:
+                    checked.update((os.path.abspath(p), p) for p in self.inputs)
+                scopes[scope] = self._legacy_in(scope, checked)
             found = scopes[scope]
             if found is None:
                 continue
@@ -228,12 +235,12 @@ class Run:
             if self.cache is not None and not again.internal_error:
                 self.cache.store_model(key, again)
 
-    def _legacy_in(self, scope: Tuple[str, bool]) -> Optional[str]:
+    def _legacy_in(self, scope: Tuple[str, bool], checked: Dict[str, str]) -> Optional[str]:
         """"path:line" of the first module of `scope` that sets the variable at import
-        (the run's own text of a file it checks, else the file on disk); None: none."""
-        checked = {os.path.realpath(p): p for p in self.inputs}
+        (the run's own text of a file it checks -- `checked`: by absolute path -- else the
+        file on disk); None: none."""
         for file in legacy.scope_files(*scope):
-            path = checked.get(os.path.realpath(file))
+            path = checked.get(file)  # (scope_files names files by absolute path)
             if path is not None:
                 item: Optional[Input] = self.inputs[path]
             else:
