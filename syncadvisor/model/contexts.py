@@ -50,6 +50,8 @@ class StrategyOption:
     creators: Tuple[Creator, ...] = ()
     # For _CURRENT: the `tf.distribute.get_strategy()` call, whose contexts say which.
     at: Optional[Span] = None
+    # Known only from an `isinstance` test that passed (at `line`), not from a creation.
+    tested: bool = False
 
 
 # The strategy `tf.distribute.get_strategy()` returns where it is called: whatever scope
@@ -292,7 +294,7 @@ class Strategies:
             return None
         strategy = self._scopes.strategy_of(entry.receivers, entry.text, path)
         if strategy is None or _CURRENT not in strategy.kinds:
-            return strategy
+            return _narrowed(strategy, entry.narrowed, path)
         options: List[StrategyOption] = []
         for option in strategy.options:
             if option.kind != _CURRENT:
@@ -306,7 +308,10 @@ class Strategies:
                     options.append(StrategyOption(tfapi.ANY_STRATEGY))
                 elif context.kind == IN_STRATEGY and context.strategy is not None:
                     options.extend(context.strategy.options)
-        return Strategy(strategy.text, tuple(dict.fromkeys(options))) if options else None
+        if not options:
+            return None
+        return _narrowed(Strategy(strategy.text, tuple(dict.fromkeys(options))),
+                         entry.narrowed, path)
 
     def _current_calls_of(self, path: str) -> Dict[Span, Tuple[Optional[str], Tuple[int, ...]]]:
         """The `get_strategy()` calls of a file: span -> (caller, scopes)."""
@@ -422,6 +427,34 @@ class Strategies:
 Placed = List[Tuple[Context, Optional[Tuple[str, Span, str]]]]
 
 
+def _narrowed(strategy: Optional[Strategy], tests: Tuple[Tuple[Tuple[Bound, ...], bool], ...],
+              path: str) -> Optional[Strategy]:
+    """`strategy` where each `isinstance` test in `tests` passed or failed: the options
+    that are (or are not) of the tested strategy kinds; an unknown strategy that passed
+    is of those kinds. A test naming a class that is not a strategy class the run knows
+    narrows nothing. Where no option the run sees passes, the code's own test says the
+    strategy may be one the run does not see: one of the tested kinds (test passed), or
+    any (failed)."""
+    if strategy is None or not tests:
+        return strategy
+    options = list(strategy.options)
+    for classes, passes in tests:
+        kinds = [tfapi.STRATEGY_CONSTRUCTORS.get(str(c.qname)) for c in classes]
+        if None in kinds:
+            continue
+        if passes:
+            kept = [o for o in options if o.kind in kinds]
+            if not kept or any(o.kind == tfapi.ANY_STRATEGY for o in options):
+                line = span_line(classes[0].span)
+                kept.extend(StrategyOption(str(k), path, line, tested=True)
+                            for k in dict.fromkeys(kinds))
+            options = kept
+        else:
+            options = [o for o in options if o.kind not in kinds] or \
+                [StrategyOption(tfapi.ANY_STRATEGY)]
+    return Strategy(strategy.text, tuple(dict.fromkeys(options)))
+
+
 def paired(made: Placed, used: Placed) -> List[Pair]:
     """Every combination of independently placed contexts (`Strategies.placed`), certain
     where the made side has one; a call names a path only where it selects among
@@ -459,11 +492,13 @@ def describe_strategy(strategy: Strategy, here: str, note: Optional[Note] = None
             f"{option.subclass}, a {option.kind}"
         part = label + ("," if option.subclass is not None and option.line is not None else "")
         if option.line is not None:
-            part += f" created at line {option.line}" if option.path == here else \
-                f" created at {option.path}:{option.line}"
+            made = "by the `isinstance` test at" if option.tested else "created at"
+            part += f" {made} line {option.line}" if option.path == here else \
+                f" {made} {option.path}:{option.line}"
             if note is not None and option.path is not None:
                 note(part, Related(option.path, option.line,
-                                   f"`{strategy.text}` ({label}) created"))
+                                   f"`{strategy.text}` ({label}) " +
+                                   ("tested" if option.tested else "created")))
         parts.append(part)
     return f"`{strategy.text}` ({' or '.join(parts)})"
 

@@ -27,7 +27,7 @@ class Function:
     """Walk state for one function, or for the module (id None)."""
 
     __slots__ = ("id", "self_name", "klass", "scopes", "info", "stateless", "node", "walrus",
-                 "next_creator", "own_calls", "tests", "guard")
+                 "next_creator", "own_calls", "tests", "guard", "narrowings")
 
     def __init__(self, id_: Optional[str], self_name: Optional[str], klass: Optional[str],
                  info: Optional[FunctionInfo]):
@@ -50,6 +50,9 @@ class Function:
         # (`FileModel.guarded_calls`), one object while the tests stay the same.
         self.tests: List[int] = []
         self.guard: Tuple[int, ...] = ()
+        # Open branches of `isinstance(<text>, classes)` tests, outermost first: (the
+        # subject as written, the classes, whether the test passed there).
+        self.narrowings: List[Tuple[str, Tuple[Bound, ...], bool]] = []
 
 
 class Walk:
@@ -142,6 +145,8 @@ class Walk:
         # id(binding) -> the literal it binds (`STRATEGY = "one"`: builder/constants.py),
         # and the names a `global`/`nonlocal` statement lets other code rebind.
         self.literals: Dict[int, object] = {}
+        # The source's lines, once a `with X.scope():` asks (builder/blocks.py).
+        self.lines: Optional[List[str]] = None
         self.rebindable: Set[str] = set()
         first = NEWLINE.search(text)
         self.model.newline = first.group() if first else "\n"

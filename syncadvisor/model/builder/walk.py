@@ -4,6 +4,7 @@ scopes and branches as it meets them (the handlers in `HANDLERS`).
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .. import tfapi
@@ -20,7 +21,9 @@ from .syntax import (
 from .state import Function, Walk
 from .bindings import bind_loop_target, bind_target, bound_for, name_creation_targets, ref_bound
 from .calls import record_call
+from .blocks import block_facts
 from .constants import truth
+from .narrowing import enter_branch, leave_branch, narrowed_for, narrowing_of
 from .effects import creator_effect, creator_scope, record_attribute
 
 
@@ -52,12 +55,18 @@ def visit_all(w: Walk, nodes: Sequence[Optional[ast.AST]]) -> None:
             visit(w, node)
 
 
+# `global a, b` / `nonlocal a` statements: at a line's start or after a `;`.
+REBINDING = re.compile(r"(?:^|;)[ \t]*(?:global|nonlocal)[ \t]+(\w+(?:[ \t]*,[ \t]*\w+)*)",
+                       re.MULTILINE)
+
+
 def on_module(w: Walk, node: ast.Module) -> None:
     w.tree = node
     if "global" in w.text or "nonlocal" in w.text:
-        w.rebindable = {name for statement in ast.walk(node)
-                        if isinstance(statement, (ast.Global, ast.Nonlocal))
-                        for name in statement.names}
+        # (read off the text: a walk of every node costs more than the rest of the
+        # module's walk; a line of a string that looks like one only adds names)
+        w.rebindable = {name.strip() for found in REBINDING.finditer(w.text)
+                        for name in found.group(1).split(",")}
     for statement in node.body:
         if not is_preamble(statement):
             w.import_before = w.span(statement)
@@ -286,14 +295,21 @@ def on_branch(w: Walk, node) -> None:
     if is_while:
         visit_all(w, node.body)
     else:
+        narrowing = narrowing_of(w, test_node) if kind is ast.If else None
+        opened = enter_branch(w, narrowing, True) if narrowing is not None else 0
         flow.begin()
         visit_all(w, (node.body,) if kind is ast.IfExp else node.body)
         taken = flow.end()
+        if narrowing is not None:
+            leave_branch(w, opened)
+            opened = enter_branch(w, narrowing, False)
         if kind is ast.IfExp:
             visit_all(w, (test_node,))
         flow.begin()
         visit_all(w, (node.orelse,) if kind is ast.IfExp else node.orelse)
         flow.join(taken, flow.end())
+        if narrowing is not None:
+            leave_branch(w, opened)
     if guarded:
         fn.tests.pop()
         fn.guard = outer
@@ -443,7 +459,13 @@ def on_dict(w: Walk, node: ast.Dict) -> None:
 
 
 def on_with(w: Walk, node) -> None:
+    first = len(w.model.scopes)
     entered = open_scopes(w, [item.context_expr for item in node.items])
+    strategy_scopes = [e for e in w.model.scopes[first:] if e.creator == -1]
+    if strategy_scopes:
+        preceding, body, reads = block_facts(w, node)
+        for entry in strategy_scopes:
+            entry.preceding, entry.body, entry.item_reads = preceding, body, reads
     for item in node.items:
         visit(w, item.context_expr)
         if item.optional_vars is not None:
@@ -468,6 +490,8 @@ def open_scopes(w: Walk, items: Sequence[ast.AST]) -> Tuple[int, int]:
                 opened += 1
             continue
         entry = ScopeEntry((), w.code(receiver), w.span(item), fn.id)
+        if fn.narrowings:
+            entry.narrowed = narrowed_for(w, entry.text)
         attribute = attribute_of(receiver)
         if attribute is not None and w.is_self(attribute[0]):
             entry.receivers = (Bound(BOUND_SELF_ATTR, qname=fn.klass, attr=attribute[1],
