@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import os
+import stat
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from ..model import tfapi
@@ -45,17 +46,27 @@ def scope_of(path: str) -> Tuple[str, bool]:
 
 def scope_files(folder: str, below: bool) -> Iterator[str]:
     """The Python modules of a scope, in a stable order (hidden folders and caches left
-    out)."""
+    out; folder links not followed, so a link loop ends): regular files only, since
+    reading a FIFO named `x.py` would block for ever."""
     if not below:
         try:
             names = sorted(os.listdir(folder))
         except OSError:
             return
-        yield from (os.path.join(folder, n) for n in names if n.endswith(".py"))
+        yield from (path for path in (os.path.join(folder, n) for n in names
+                                      if n.endswith(".py")) if _regular(path))
         return
     for root, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
-        yield from (os.path.join(root, n) for n in sorted(files) if n.endswith(".py"))
+        yield from (path for path in (os.path.join(root, n) for n in sorted(files)
+                                      if n.endswith(".py")) if _regular(path))
+
+
+def _regular(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):  # dangling, a link to itself, a name the OS refuses
+        return False
 
 
 class _Names:
