@@ -98,6 +98,26 @@ class Settings:
         """What the per-file model depends on (selection does not change models)."""
         return f"tf={self.target_tensorflow};keras={self.keras};keras-package={self.keras_package}"
 
+    def keras_assumption(self, family: str) -> Optional[str]:
+        """What a claim that holds for the Keras `family` only (tfapi.KERAS3 or KERAS2)
+        assumes here, as a phrase for its message: "if this runs on Keras 3 (TensorFlow
+        >= 2.16; ...)"; None where a config or the project's declarations settle which
+        Keras runs (`Target.keras_settled`). The tool resolves an open range to the newest
+        release, but pip may install another: an error never rests on that guess."""
+        from .model import tfapi
+
+        if "keras" in self.set_keys or "target-tensorflow" in self.set_keys:
+            return None
+        target = self.target
+        if target is not None and target.keras_settled:
+            return None
+        keras3 = family == tfapi.KERAS3
+        version = "TensorFlow >= 2.16" if keras3 else "TensorFlow < 2.16"
+        declared = target is not None and target.tensorflow is not None
+        why = "the project does not pin it" if declared else \
+            "the project declares no TensorFlow version"
+        return f"if this runs on {'Keras 3' if keras3 else 'Keras 2'} ({version}; {why})"
+
     def target_summary(self) -> str:
         """What the target is and where it comes from, in a line."""
         from .model import tfapi
@@ -121,6 +141,8 @@ class Settings:
             why.append(f"none declared in {files}")
         elif target is not None:
             why.append(f"from {files}: {', '.join(target.requirements)}")
+        if self.keras_assumption(tfapi.KERAS3) is not None:
+            why.append("the Keras major is a guess, so Keras-only claims are warnings")
         return f"{what} ({'; '.join(why)})"
 
     def run_key(self) -> str:

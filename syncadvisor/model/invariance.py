@@ -159,6 +159,12 @@ def paired(target: ast.AST, value: Optional[ast.AST], loop: bool
         if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(elements) \
                 and not any(isinstance(v, ast.Starred) for v in value.elts):
             return list(zip(elements, value.elts))
+        starred = any(isinstance(e, ast.Starred) for e in target.elts)  # type: ignore
+        if isinstance(value, ast.expr) and is_shape(value) and not starred:
+            # `batch, length = tf.shape(x)`: each name takes its own axis
+            return [(element, ast.copy_location(ast.Subscript(value, ast.Constant(axis),
+                                                              ast.Load()), value))
+                    for axis, element in enumerate(elements)]
         return None
     if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
         return None
@@ -219,6 +225,9 @@ class Invariance:
             return self._collect(node.value, found, depth + 1)
         if isinstance(node, ast.Call):
             return self._call(node, found, depth)
+        if isinstance(node, ast.Subscript) and _past_axis_0(node.slice) and \
+                self._shape(node.value, depth):
+            return True  # `tf.shape(x)[1]`: the global batch's, on every replica
         if isinstance(node, _COMPOUND):
             return all(self._collect(child, found, depth + 1)
                        for child in ast.iter_child_nodes(node)
@@ -285,6 +294,22 @@ class Invariance:
         children: List[ast.AST] = [node.func, *node.args, *(k.value for k in node.keywords)]
         return all(self._collect(child, found, depth + 1) for child in children)
 
+    def _shape(self, node: ast.AST, depth: int) -> bool:
+        """Whether `node` is a tensor's shape: written as one (`is_shape`), or a local
+        name every one of whose values in its function is one."""
+        if is_shape(node):
+            return True
+        if not isinstance(node, ast.Name) or depth > MAX_DEPTH:
+            return False
+        for definitions in self.chain:
+            if node.id in definitions.outer or node.id in definitions.params:
+                return False
+            values = definitions.defs.get(node.id)
+            if values is not None:
+                return all(value is not None and value is not _FIXED and
+                           self._shape(value, depth + 1) for value in values)
+        return False
+
     def _differs(self, kind: str, name: str, node: ast.AST) -> bool:
         """False, noting the first source of difference found."""
         if self.source is None:
@@ -317,6 +342,27 @@ def _last_assignments(body: List[ast.stmt], defs: Dict[str, List[Optional[ast.AS
                                    and _start(other) < start) for other in defs[name]):
             found[name] = ((statement.end_lineno or 0, statement.end_col_offset or 0), value)
     return found
+
+
+def is_shape(node: ast.AST) -> bool:
+    """Whether `node` is written as a tensor's shape (tfapi.SHAPE_ATTRIBUTES,
+    SHAPE_CALL_NAMES, and `.as_list()` of a shape)."""
+    if isinstance(node, ast.Attribute):
+        return node.attr in tfapi.SHAPE_ATTRIBUTES
+    if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)):
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
+        if name in tfapi.SHAPE_LIST_METHODS and isinstance(node.func, ast.Attribute):
+            return is_shape(node.func.value)
+        return name in tfapi.SHAPE_CALL_NAMES
+    return False
+
+
+def _past_axis_0(index: ast.AST) -> bool:
+    """Whether a subscript takes only axes from 1 on: a literal index >= 1, or a slice
+    that starts at one (`[1:]`, `[1:3]`)."""
+    if isinstance(index, ast.Slice):
+        index = index.lower  # type: ignore[assignment]
+    return isinstance(index, ast.Constant) and type(index.value) is int and index.value >= 1
 
 
 def _start(node: ast.AST) -> Tuple[int, int]:

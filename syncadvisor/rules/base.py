@@ -22,7 +22,7 @@ from ..model.facts import (QNAME, SOURCE_INPUT, SOURCE_RANDOM, SOURCE_REPLICA_ID
                            Argument, CreationCall, FileModel, Span)
 from ..model.project import LinkedFile
 from ..model.usage import CONSTANT, PYTHON_NUMBER, REPLICA_INVARIANT
-from ..model.variables import Setting, VariableSite
+from ..model.variables import Setting, VariableSite, family_evidence
 
 SECTIONS = ("What it does", "Why is this bad?", "Example", "Fix safety")
 
@@ -208,6 +208,29 @@ class RuleContext:
             for name, setting in ((tfapi.SYNC, site.sync), (tfapi.AGG, site.agg)):
                 if setting.arg is not None:
                     yield site, name, setting
+
+    def keras_assumption(self, family: Optional[str]) -> Optional[str]:
+        """For a claim true of the Keras `family` only: "if this runs on Keras 3 (...)"
+        where the project leaves the Keras major open, else None (settled, or not Keras)."""
+        if family not in (tfapi.KERAS2, tfapi.KERAS3):
+            return None
+        if family == tfapi.KERAS2 and self.model.legacy_keras is not None:
+            return None  # the project itself makes `tf.keras` Keras 2 (TF_USE_LEGACY_KERAS)
+        return self.settings.keras_assumption(family)
+
+    def site_keras(self, site: VariableSite) -> Tuple[bool, Optional[str]]:
+        """(whether the call's own arguments show it was written for the other Keras,
+        the assumption a claim about the site's family makes) -- (False, None) where the
+        family is settled, by the project or by the call itself (`family_evidence`). A
+        rule makes no claim about a call written for the other Keras, and no error on an
+        assumption: a warning that names it."""
+        assumed = self.keras_assumption(site.family)
+        if assumed is None:
+            return False, None
+        evidence = family_evidence(site)
+        if evidence is None:
+            return False, assumed
+        return evidence != site.family, None if evidence == site.family else assumed
 
     def sites_updated_here(self) -> List[VariableSite]:
         """The variable sites of the run with an update placed in this file: made here,

@@ -15,7 +15,7 @@ UNKNOWN_MEMBER = ("import tensorflow as tf\n"
                   "v = tf.Variable(1., synchronization=tf.VariableSynchronization.DEFAULT)\n")
 KERAS_LAYER = (  # TFS004 where tf.keras is Keras 3 (TF 2.16 on), nothing under 2.15
     "import tensorflow as tf\nclass L(tf.keras.layers.Layer):\n    def build(self, s):\n"
-    "        self.w = self.add_weight('w', (), "
+    "        self.w = self.add_weight(shape=(), "
     "synchronization=tf.VariableSynchronization.AUTO)\n")
 
 

@@ -79,6 +79,7 @@ class Walk:
         self.pending_creations: List[Tuple[CreationCall, Optional[PendingRef]]] = []
         self.pending_enum_refs: List[Tuple[PendingRef, str, Span, Span, str]] = []
         self.pending_bases: List[Tuple[ClassInfo, List[PendingRef]]] = []
+        self.pending_annotations: List[Tuple[FunctionInfo, str, PendingRef]] = []
         self.keras_imports: set = set()
         # Local names that may stand for a variable-creating callable (`Variable as V`).
         self.creation_aliases: set = set()

@@ -177,6 +177,11 @@ def on_function(w: Walk, node) -> None:
         w.fn.info.static = static
     visit_all(w, node.decorator_list)
     walk_parameters(w, node.args)
+    if w.fn.info is not None:
+        for arg in node.args.posonlyargs + node.args.args + node.args.kwonlyargs:
+            parts = dotted_parts(arg.annotation) if arg.annotation is not None else None
+            if parts:
+                w.pending_annotations.append((w.fn.info, arg.arg, w.ref(parts)))
     if node.returns is not None:
         visit(w, node.returns)
     visit_all(w, node.body)
