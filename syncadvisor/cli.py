@@ -50,13 +50,17 @@ def _codes_option(value: str) -> List[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    # allow_abbrev=False on every parser: argparse would otherwise take `--output json` as
+    # `--output-file json` and write the report to a file named `json` (ruff never
+    # matches an option by prefix).
     parser = argparse.ArgumentParser(
-        prog="syncadvisor",
+        prog="syncadvisor", allow_abbrev=False,
         description="Find wrong tf.Variable synchronization/aggregation choices before run time.")
     parser.add_argument("-V", "--version", action="version", version=f"syncadvisor {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    check = sub.add_parser("check", help="check files and folders (default: .)")
+    check = sub.add_parser("check", allow_abbrev=False,
+                           help="check files and folders (default: .)")
     check.add_argument("paths", nargs="*", metavar="PATH",
                        help="files, folders, or - for standard input")
     check.add_argument("--select", type=_codes_option, metavar="CODES",
@@ -64,8 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--ignore", type=_codes_option, metavar="CODES", help="skip these")
     check.add_argument("--extend-select", type=_codes_option, metavar="CODES",
                        help="add these to the selection")
-    check.add_argument("--format", choices=sorted(FORMATTERS), default="full",
-                       metavar="FORMAT",
+    check.add_argument("--output-format", "--format", dest="format", choices=sorted(FORMATTERS),
+                       default="full", metavar="FORMAT",
                        help="full (default: each finding with its source lines and fix), "
                             "concise (one line each; text is the same), json, json-lines (one "
                             "JSON object a line), sarif (GitHub code scanning), github "
@@ -98,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "format; never coloured)")
     check.add_argument("--statistics", action="store_true",
                        help="print the number of findings per code instead of the findings "
-                            "(with --format json: a JSON array)")
+                            "(with --output-format json: a JSON array)")
     check.add_argument("--no-cache", action="store_true",
                        help=f"do not read or write the cache ({FOLDER}/)")
     check.add_argument("--jobs", "-j", type=_jobs_option, default=os.cpu_count() or 1,
@@ -107,16 +111,19 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the name to report (and match config against) for standard input")
     _add_configuration_arguments(check)
 
-    rules = sub.add_parser("rules", help="list every rule")
-    rules.add_argument("--format", choices=("text", "json", "markdown"), default="text",
+    rules = sub.add_parser("rules", allow_abbrev=False, help="list every rule")
+    rules.add_argument("--output-format", "--format", dest="format",
+                       choices=("text", "json", "markdown"), default="text",
                        help="text (default), json, markdown (the table in README.md)")
 
-    explain = sub.add_parser("explain", help="what a rule checks, why, and how it fixes")
+    explain = sub.add_parser("explain", allow_abbrev=False,
+                             help="what a rule checks, why, and how it fixes")
     explain.add_argument("code", metavar="CODE")
 
     server = sub.add_parser(
-        "server", help="a language server over standard input and output, for editors "
-                       "(needs `pip install 'syncadvisor[server]'`)")
+        "server", allow_abbrev=False,
+        help="a language server over standard input and output, for editors "
+             "(needs `pip install 'syncadvisor[server]'`)")
     server.add_argument("--jobs", "-j", type=_jobs_option, default=None, metavar="N",
                         help="worker processes that index the workspace (default: the CPU "
                              "count)")
@@ -124,9 +131,10 @@ def build_parser() -> argparse.ArgumentParser:
     from .profile import cli as profile_cli  # argument definitions only: no TensorFlow
 
     profile = sub.add_parser(
-        "profile", help="measure each synchronization/aggregation choice on the devices at hand "
-                        "(needs `pip install 'syncadvisor[profile]'`, or `pip install "
-                        "'.[profile]'` from a checkout)")
+        "profile", allow_abbrev=False,
+        help="measure each synchronization/aggregation choice on the devices at hand "
+             "(needs `pip install 'syncadvisor[profile]'`, or `pip install "
+             "'.[profile]'` from a checkout)")
     profile_cli.add_arguments(profile)
     for command in sub.choices.values():
         command.set_defaults(command_parser=command)

@@ -287,6 +287,31 @@ def test_an_unknown_option_shows_the_usage_of_its_command(capsys):
     assert capsys.readouterr().err.startswith("usage: syncadvisor [-h]")
 
 
+def test_no_option_is_matched_by_its_prefix(project, capsys):
+    """`check --output json src/` wrote the report to a file named `json`: argparse took
+    `--output` for `--output-file`. ruff matches no option by prefix, and neither does any
+    parser here."""
+    from syncadvisor.cli import build_parser
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["check", "--output", "json", str(project / "bad.py")])
+    assert exit_.value.code == 2
+    assert "unrecognized arguments: --output" in capsys.readouterr().err
+    assert not (project / "json").exists() and not os.path.exists("json")
+    parser = build_parser()
+    commands = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    assert not parser.allow_abbrev
+    assert [name for name, sub in commands.items() if sub.allow_abbrev] == []
+
+
+@pytest.mark.parametrize("option", ["--output-format", "--format"])
+def test_output_format_as_ruff_spells_it_and_format_as_its_alias(project, capsys, option):
+    code, out, _ = run(["check", "--no-cache", option, "json", str(project / "bad.py")], capsys)
+    assert code == 1 and json.loads(out)[0]["code"] == "TFS101"
+    code, out, _ = run(["rules", option, "json"], capsys)
+    assert code == 0 and json.loads(out)[0]["code"] == "TFS001"
+
+
 def test_stdin_filename_alone_reads_standard_input(tmp_path, capsys, monkeypatch):
     """`--stdin-filename x.py` with no path checked the whole current folder instead."""
     import io
