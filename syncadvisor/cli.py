@@ -1,7 +1,7 @@
 """The `syncadvisor` command: argument parsing and exit codes, no analysis.
 
-Exit codes (as ruff): 0 nothing found (or --exit-zero), 1 findings remain,
-2 bad usage, a missing path, a bad config or an internal error.
+Exit codes (as ruff): 0 nothing found (or --exit-zero), 1 findings remain (a missing
+path is one: TFS900, as ruff's E902), 2 bad usage, a bad config or an internal error.
 """
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ from .targets import NO_PROJECT as NO_TARGET
 from .config import (Configuration, ConfigError, Selection, Settings, config_options,
                      settings_toml, validate_codes, with_table)
 from .engine import FixOutcome, Run, RunResult
-from .files import MissingPath, UnreadableSource, discover, encode_source, tidy_path
+from .files import (MissingPath, UnreadableSource, discover, encode_source, split_missing,
+                    tidy_path)
 from .fixes import WriteError, unified_diff, write_fixed
 from .inputs import Input, load_input, text_input
 from .notebook import is_notebook
@@ -323,11 +324,9 @@ def _check(args: argparse.Namespace) -> int:
         run.add_file(name, data)
         _say_targets(args, [settings])
     else:
-        try:
-            files = list(discover(paths, configuration))
-        except MissingPath as exc:
-            raise UsageError(f"{exc}: no such file or directory") from None
-        if not files and not args.quiet:
+        present, missing = split_missing(paths)
+        files = list(discover(present, configuration))
+        if not files and not missing and not args.quiet:
             print("syncadvisor: warning: no Python files found under the given paths",
                   file=sys.stderr)
         cache = None
@@ -340,6 +339,8 @@ def _check(args: argparse.Namespace) -> int:
         _hold(args, run)
         for path in files:
             run.add_file(path)
+        for path in missing:
+            run.add_missing(path)
         _say_targets(args, [configuration.for_path(path) for path in files])
     if getattr(args, "add_noqa", False):
         return _add_noqa(run)
@@ -593,7 +594,8 @@ def _watched(args: argparse.Namespace) -> Tuple[object, ...]:
     would read (found again each time, so new ones count) and of each file's config file."""
     try:
         configuration = _configuration(args)  # afresh: a config file may come or go
-        files = list(discover(args.paths or ["."], configuration))
+        present, missing = split_missing(args.paths or ["."])
+        files = list(discover(present, configuration))
         configs = sorted({source for source in (configuration.for_path(f).source
                                                 for f in files) if source}
                          | {path for f in files
@@ -601,7 +603,7 @@ def _watched(args: argparse.Namespace) -> Tuple[object, ...]:
     except (ConfigError, MissingPath) as exc:
         return (str(exc),)
     state: List[object] = []
-    for path in files + configs:
+    for path in files + missing + configs:  # (a missing path: until it appears)
         try:
             info = os.stat(path)
         except OSError:

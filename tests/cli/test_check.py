@@ -38,8 +38,8 @@ def test_exit_codes(project, capsys):
     assert run(["check", str(project / "good.py")], capsys)[0] == 0
     assert run(["check", str(project / "bad.py")], capsys)[0] == 1
     assert run(["check", "--exit-zero", str(project / "bad.py")], capsys)[0] == 0
-    code, _, err = run(["check", str(project / "missing.py")], capsys)
-    assert code == 2 and "missing.py" in err
+    code, out, _ = run(["check", str(project / "missing.py")], capsys)
+    assert code == 1 and "missing.py:1:1: TFS900 error: no such file or directory" in out
 
 
 def test_a_run_in_a_process_that_goes_on_keeps_nothing(project, capsys, monkeypatch):
