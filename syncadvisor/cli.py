@@ -144,10 +144,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_configuration_arguments(check: argparse.ArgumentParser) -> None:
     """`check`'s options about which settings and files apply."""
-    check.add_argument("--config", action="append", default=[], metavar="FILE | KEY=VALUE",
+    # The metavar is ruff's: "KEY=VALUE" invited `--config assume-strategy=mirrored`, which
+    # is not TOML (the value is a bare word).
+    check.add_argument("--config", action="append", default=[], metavar="CONFIG_OPTION",
                        help="a config file (pyproject.toml or syncadvisor.toml) to use for "
                             "every file instead of each file's own, or a TOML `key = value` "
-                            "that sets one key for every file (repeatable)")
+                            "that sets one key for every file, a string quoted inside the "
+                            "shell's quotes: --config \"assume-strategy = 'mirrored'\" "
+                            "(repeatable)")
     check.add_argument("--show-settings", action="store_true",
                        help="print the settings in force for the first file (or PATH) and the "
                             "config file they come from; check nothing")
