@@ -258,15 +258,36 @@ class SyncAdvisorServer(LanguageServer):
         return lsp.Diagnostic(
             range=self.range(lines, finding.line, finding.column, finding.end_line,
                              finding.end_column),
-            message=finding.message,
+            message=self.relative(finding.message, finding.path),
             severity=_SEVERITY.get(finding.severity, lsp.DiagnosticSeverity.Warning),
             code=finding.code,
             code_description=lsp.CodeDescription(href=page.as_uri()) if page else None,
             source=SOURCE,
-            related_information=[self.related(r, lines_of(r.path))
+            related_information=[self.related(r, lines_of(r.path), finding.path)
                                  for r in finding.related] or None)
 
-    def related(self, place, lines: Sequence[str]) -> lsp.DiagnosticRelatedInformation:
+    def relative(self, text: str, path: str) -> str:
+        """`text` (a message about the file `path`) with the workspace's files named as
+        `check` names them when run at the root of `path`'s workspace folder: relative to
+        it (`pkg/train.py:12`), not by the absolute paths the server works with. Files
+        outside every folder keep their absolute path. (Locations stay URIs: LSP wants
+        them so.)"""
+        if os.sep not in text:
+            return text
+        folders = sorted(map(os.path.abspath, self.folders()), key=len, reverse=True)
+        # (the innermost folder first: nested workspace folders name their own files)
+        root = next((f for f in folders if path.startswith(f.rstrip(os.sep) + os.sep)), None)
+        if root is None:
+            return text
+        for folder in folders:
+            prefix = folder.rstrip(os.sep) + os.sep
+            if prefix in text:
+                rel = os.path.relpath(folder, root)
+                text = text.replace(prefix, "" if rel == os.curdir else rel + os.sep)
+        return text
+
+    def related(self, place, lines: Sequence[str],
+                about: str = "") -> lsp.DiagnosticRelatedInformation:
         column = place.column or 1
         end_line = place.end_line or place.line
         end_column = place.end_column or column
@@ -274,7 +295,7 @@ class SyncAdvisorServer(LanguageServer):
             location=lsp.Location(uri=self.uri_of(place.path),
                                   range=self.range(lines, place.line, column, end_line,
                                                    end_column)),
-            message=place.label)
+            message=self.relative(place.label, about or place.path))
 
     # --- positions --------------------------------------------------------------------
 
@@ -488,7 +509,8 @@ def _quick_fixes(ls: SyncAdvisorServer, path: str, wanted: lsp.Range) -> List[ls
         fix = finding.fix
         if fix is not None and fix.edits:
             safe = fix.applicability == SAFE
-            title = fix.message if safe else f"{fix.message} (unsafe: review it)"
+            message = ls.relative(fix.message, path)
+            title = message if safe else f"{message} (unsafe: review it)"
             actions.append(lsp.CodeAction(
                 title=f"{finding.code}: {title}", kind=lsp.CodeActionKind.QuickFix,
                 diagnostics=[diagnostic], is_preferred=safe,
