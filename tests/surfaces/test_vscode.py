@@ -53,6 +53,11 @@ def test_it_starts_on_python_files_and_notebooks_with_a_command_the_server_takes
     assert (args.command, args.jobs) == ("server", 2)
 
 
+def test_the_readme_says_how_to_install_the_vsix():
+    readme = (paths.REPO / "README.md").read_text(encoding="utf-8")
+    assert "code --install-extension" in readme and "editors/vscode" in readme
+
+
 @pytest.mark.skipif(shutil.which("node") is None or shutil.which("npm") is None,
                     reason="Node.js is not installed")
 def test_the_extensions_own_tests_pass():
