@@ -37,9 +37,12 @@ def test_every_dependency_is_pinned_and_locked():
 
 def test_what_git_and_the_vsix_leave_out():
     ignored = (EXTENSION / ".gitignore").read_text(encoding="utf-8").split()
-    assert {"node_modules/", "out/", "*.vsix"} <= set(ignored)
+    assert {"node_modules/", "out/", "dist/", "*.vsix"} <= set(ignored)
+    # The .vsix holds the esbuild bundle (dist/extension.js, the manifest's `main`), not
+    # the sources, the tests or a node_modules tree.
     left_out = (EXTENSION / ".vscodeignore").read_text(encoding="utf-8").split()
-    assert {"src/**", "test/**", "out/test/**"} <= set(left_out)
+    assert {"src/**", "test/**", "out/**", "node_modules/**"} <= set(left_out)
+    assert _manifest()["main"] == "./dist/extension.js"
 
 
 def test_it_starts_on_python_files_and_notebooks_with_a_command_the_server_takes():
