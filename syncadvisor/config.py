@@ -45,7 +45,9 @@ DEFAULT_EXCLUDE = (".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg",
                    ".ipynb_checkpoints", ".mypy_cache", ".nox", ".pants.d", ".pyenv",
                    ".pytest_cache", ".pytype", ".ruff_cache", ".svn", ".tox", ".venv", ".vscode",
                    "__pypackages__", "_build", "buck-out", "build", "dist", "node_modules",
-                   "site-packages", "venv")
+                   "site-packages", "venv",
+                   # jupyterlab-lsp's copies of the open notebooks, as Python, named `.ipynb`
+                   ".virtual_documents")
 _DEFAULT_EXCLUDED = frozenset(DEFAULT_EXCLUDE)
 
 # What runs where no selection says otherwise: the base that a config's `select` replaces

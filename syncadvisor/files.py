@@ -2,10 +2,10 @@
 
 Folders are walked recursively (symlink loops are cut), honouring `.gitignore` files
 and the excludes of each folder's own settings (by default: virtual environments, build
-output, tools' caches, `.ipynb_checkpoints`); files and folders named explicitly are
-checked even when they do not end in `.py` or are excluded by default (a package in
-`.venv/.../site-packages`), but a config's own excludes still apply (what pre-commit,
-which names every file, needs), and with --force-exclude the defaults too.
+output, tools' caches, `.ipynb_checkpoints`, `.virtual_documents`); files and folders
+named explicitly are checked even when they do not end in `.py` or are excluded by default
+(a package in `.venv/.../site-packages`), but a config's own excludes still apply (what
+pre-commit, which names every file, needs), and with --force-exclude the defaults too.
 """
 from __future__ import annotations
 

@@ -14,7 +14,10 @@ settles those over the variables they denote, to a fixpoint (`project.py`).
 
 Locals are followed through every assignment in their function (loops included: a local
 assigned from itself is assumed the same everywhere until one of its other definitions
-says otherwise), and names of enclosing functions the same way. Attributes of `self`
+says otherwise), and names of enclosing functions the same way. A parameter of an
+enclosing function that returns the inner one, or hands it to `strategy.run`, was bound
+before the inner one runs: a closure over an options object reads the same values on
+every replica. Attributes of `self`
 that are not variables are taken as configuration, the same on every replica, and a
 method or function called with values that are the same everywhere returns one too: what
 a callee reads besides its arguments is not followed into its body.
@@ -47,7 +50,7 @@ class Definitions:
     """A function's parameters, and every value each of its local names is bound to
     (None where the value is unknown, as for an exception caught)."""
 
-    __slots__ = ("params", "defs", "outer", "node", "last")
+    __slots__ = ("params", "defs", "outer", "node", "last", "_handed_out")
 
     def __init__(self, fn: ast.AST, walrus: Iterable[str] = ()):
         self.node = fn
@@ -70,6 +73,35 @@ class Definitions:
             for block in _BLOCKS:
                 stack.extend(getattr(node, block, ()))
         self.last = _last_assignments(body, self.defs) if isinstance(body, list) else {}
+        self._handed_out: Optional[Set[str]] = None
+
+    def hands_out(self, name: str) -> bool:
+        """Whether the function returns the function `name` defined in it (`return step`,
+        `return tf.function(step)`) or hands it to `strategy.run`: it then runs once this
+        one has bound its parameters, which it reads as they were then -- the same values
+        for every replica, as this function does not run per replica to hand it out."""
+        if self._handed_out is None:
+            found: Set[str] = set()
+            body = self.node.body  # type: ignore[attr-defined]
+            # (its own `return`s, and `strategy.run` calls in it or in what it defines)
+            stack = [(node, True) for node in body] if isinstance(body, list) else []
+            while stack:
+                node, own = stack.pop()
+                if isinstance(node, ast.Return) and node.value is not None and own:
+                    value = node.value
+                    while isinstance(value, ast.Call) and value.args:
+                        value = value.args[0]  # `tf.function(step)`, `partial(step, ...)`
+                    if isinstance(value, ast.Name):
+                        found.add(value.id)
+                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                        and node.func.attr in tfapi.REPLICA_RUN_METHODS and node.args \
+                        and isinstance(node.args[0], ast.Name):
+                    found.add(node.args[0].id)
+                inner = own and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                      ast.ClassDef, ast.Lambda))
+                stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+            self._handed_out = found
+        return name in self._handed_out
 
     def _note(self, node: ast.AST) -> None:
         if isinstance(node, ast.Assign):
@@ -208,6 +240,11 @@ class Invariance:
                     return True  # Keras' `training`: one mode for every replica
                 if level < len(self.callers_seen) and self.callers_seen[level]:
                     self.params.append((level, name, node))  # what its callers pass
+                    return True
+                inner = self.chain[level - 1].node if level else None
+                if inner is not None and hasattr(inner, "name") and \
+                        definitions.hands_out(inner.name):
+                    found.append(node)  # a closure's: as bound before it ran
                     return True
                 return self._differs(SOURCE_INPUT, name, node)  # what each replica is handed
             if name in definitions.defs:

@@ -94,15 +94,31 @@ class Verdict:
     where: str  # e.g. "under MirroredStrategy `strategy` (line 5)"
 
 
+def _runs_it(via: Optional[Tuple[str, Span, str]], here: str, note: Optional[Note]) -> str:
+    """", when `train(...)` at line 40 runs it": the call a claim's path goes through."""
+    if via is None:
+        return ""
+    path, span, callee = via
+    what = f"`{callee}(...)` at " + (f"line {span.line}" if path == here else
+                                     f"{path}:{span.line}")
+    if note is not None:
+        note(what, Related(path, span.line, f"`{callee}(...)`", span.column + 1,
+                           span.end_line, span.end_column + 1))
+    return f", when {what} runs it"
+
+
 def _kinds_phrase(kinds: Sequence[str]) -> str:
     kinds = list(kinds)
     return kinds[0] if len(kinds) == 1 else ", ".join(kinds[:-1]) + " or " + kinds[-1]
 
 
 def judge(contexts: Sequence[Context], fails_under: Sequence[str], here: str,
-          assume: str = "unknown", note: Optional[Note] = None) -> Optional[Verdict]:
+          assume: str = "unknown", note: Optional[Note] = None,
+          paths: Optional[Dict[Context, Tuple[str, Span, str]]] = None) -> Optional[Verdict]:
     """error where every visible strategy fails, warning where one only may. `note`
-    learns where each strategy named in the verdict was created (`describe_strategy`)."""
+    learns where each strategy named in the verdict was created (`describe_strategy`).
+    `paths`: the call that gives each context, where calls give different ones: a claim
+    about one of them names its path ("..., when `build(...)` at line 13 runs it")."""
     failing_kinds = set(fails_under)
     certain: List[str] = []
     maybe: List[str] = []
@@ -126,7 +142,8 @@ def judge(contexts: Sequence[Context], fails_under: Sequence[str], here: str,
                              f"{describe_creator(creator, here, note)}, in effect there, changes "
                              f"the choice first")
             elif failing and failing == kinds:
-                certain.append("under " + describe_strategy(ctx.strategy, here, note))
+                certain.append("under " + describe_strategy(ctx.strategy, here, note) +
+                               _runs_it(paths.get(ctx) if paths else None, here, note))
             elif failing or tfapi.ANY_STRATEGY in kinds:
                 maybe.append(f"if {describe_strategy(ctx.strategy, here, note)} is a "
                              f"{_kinds_phrase([k for k in fails_under])}")
@@ -334,9 +351,17 @@ class RuleContext:
         return RuleContext(self.linked, self.settings, rule, self._facts)
 
     def judge(self, site_or_contexts, fails_under: Sequence[str]) -> Optional[Verdict]:
+        """`judge` over a site's contexts (naming the call that gives the one a claim is
+        about, where its function's calls give different ones), or over `contexts`."""
         contexts = getattr(site_or_contexts, "contexts", site_or_contexts)
+        paths = None
+        call = getattr(site_or_contexts, "call", None)
+        if call is not None and len(contexts) > 1:
+            placed = self.project.strategies.placed((site_or_contexts.path, call.function,
+                                                     call.scopes))
+            paths = {context: via for context, via in placed if via is not None}
         return judge(list(contexts), fails_under, self.path, self.settings.assume_strategy,
-                     self.note)
+                     self.note, paths)
 
     def finding(self, span: Span, message: str, severity: Optional[str] = None,
                 fix: Optional[Fix] = None) -> Finding:

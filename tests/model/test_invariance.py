@@ -67,6 +67,16 @@ def _reads(source: str):
     # a closure: the enclosing function's parameters are what its replica was handed too
     ("def outer(x):\n    def inner():\n        v.assign(x)\n    inner()", None),
     ("def outer():\n    y = 3.\n    def inner():\n        v.assign(y)\n    inner()", []),
+    # ... unless it hands the inner one out: bound before that runs, once for all replicas
+    ("def make(opts):\n    def step(x):\n        v.assign(opts.lr if opts.warm else 0.)\n"
+     "    return step", ["opts"]),
+    ("def make(opts):\n    def step(x):\n        v.assign(opts.lr)\n"
+     "    return tf.function(step)", ["opts"]),
+    ("def make(opts):\n    def step(x):\n        v.assign(opts.lr)\n"
+     "    def train(b):\n        return strategy.run(step, args=(b,))\n    return train",
+     ["opts"]),
+    ("def make(opts):\n    def step(x):\n        v.assign(opts.lr)\n"
+     "    return tf.cond(c, step, step)", None),  # run in `make`, as `make` runs
     ("def f(x):\n    global g\n    g = x\n    v.assign(g)", ["g"]),  # decided by linking
     ("def f(x):\n    try:\n        pass\n    except E as e:\n        v.assign(e)", None),
     ("def f(x):\n    a, b = x\n    v.assign(a)", None),
