@@ -583,7 +583,7 @@ def build_parser():
     import argparse
 
     p = argparse.ArgumentParser(
-        prog="python -m benchmarks server",
+        prog="python -m benchmarks server", allow_abbrev=False,
         description="Time `syncadvisor server` as an editor drives it over stdio: the latency "
                     "from a didChange to its publishDiagnostics on a 40-file workspace, the "
                     "server's memory over the edits, and the first diagnostics on the corpus "

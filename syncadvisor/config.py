@@ -76,6 +76,9 @@ class Settings:
     source: Optional[str] = field(default=None, compare=False)  # the config file (None: none)
     # The keys a config file or --config set: the project's declarations never change them.
     set_keys: Tuple[str, ...] = ()
+    # Those of `set_keys` that --config set (over the config file's, if it set them too):
+    # what --show-settings names as their source.
+    option_keys: Tuple[str, ...] = field(default=(), compare=False)
     # Whether the project's declared target is applied (`for_path` has nothing left to
     # infer), and what it was: the declaration files and requirements read.
     resolved: bool = field(default=False, compare=False)
@@ -130,10 +133,16 @@ class Settings:
                 and (target is None or target.tensorflow is None):
             version += " (the default)"
         what = f"TensorFlow {version}, tf.keras Keras {tf_keras}, keras Keras {keras}"
-        set_here = [key for key in ("target-tensorflow", "keras") if key in self.set_keys]
+        # `keras = "auto"` sets nothing: what tf.keras is still follows the target.
+        set_here = [key for key in ("target-tensorflow", "keras") if key in self.set_keys
+                    and not (key == "keras" and self.keras == "auto")]
+        by_file = [key for key in set_here if key not in self.option_keys and self.source]
+        by_option = [key for key in set_here if key not in by_file]
         why = []
-        if set_here:
-            why.append(f"{' and '.join(set_here)} set by {self.source or '--config'}")
+        if by_file:
+            why.append(f"{' and '.join(by_file)} set by {tidy(self.source or '')}")
+        if by_option:
+            why.append(f"{' and '.join(by_option)} set by --config")
         files = ", ".join(tidy(path) for path in target.files) if target is not None else ""
         if not files:
             why.append("no dependency declaration above")
@@ -459,13 +468,26 @@ def config_options(values: Sequence[str]) -> Tuple[Optional[str], Dict[str, obje
         try:
             table.update(tomllib.loads(value))
         except tomllib.TOMLDecodeError as exc:
-            why = f"not a TOML `key = value`: {exc}" if "=" in value else \
-                "not a file" if os.path.exists(value) else "no such file"
-            raise ConfigError(f"--config: {value}: {why} (--config takes a config file, or a "
-                              f"`key = value` that sets one key)") from None
+            if "=" not in value:
+                why = "not a file" if os.path.exists(value) else "no such file"
+                raise ConfigError(f"--config: {value}: {why} (--config takes a config file, "
+                                  f"or a TOML `key = value` that sets one key)") from None
+            raise ConfigError(f"--config: {value}: not a TOML `key = value` ({exc}); "
+                              f"{_quoting_hint(value)}") from None
     if table:
         settings_from_table(table, os.getcwd(), "--config", where="--config")
     return config_file, table
+
+
+def _quoting_hint(value: str) -> str:
+    """How to write `value` as --config wants it, as ruff wants it: valid TOML, so a
+    string is quoted, inside the shell's quotes (`--config 'keras = 2'` is the usual slip:
+    the shell's quotes are gone before TOML reads it)."""
+    key, _, given = (part.strip() for part in value.partition("="))
+    if key and re.fullmatch(r"[\w.-]+", given):  # a bare word: the string it meant
+        return f"quote a string inside the shell's quotes: --config \"{key} = '{given}'\""
+    return ("write the value as TOML, a string quoted inside the shell's quotes, e.g. "
+            "--config \"assume-strategy = 'mirrored'\" or --config \"select = ['TFS1']\"")
 
 
 def with_table(settings: Settings, table: Mapping[str, object]) -> Settings:
@@ -474,6 +496,7 @@ def with_table(settings: Settings, table: Mapping[str, object]) -> Settings:
     given = settings_from_table(table, settings.root, "--config", where="--config")
     values = {key.replace("-", "_"): getattr(given, key.replace("-", "_")) for key in table}
     values["set_keys"] = tuple(sorted(set(settings.set_keys) | set(table)))
+    values["option_keys"] = tuple(sorted(set(settings.option_keys) | set(table)))
     return replace(settings, **values)
 
 

@@ -157,6 +157,15 @@ def tidy_path(path: str) -> str:
     return drive + root + os.sep.join(parts) if parts or root or drive else os.curdir
 
 
+def split_missing(paths: Sequence[str]) -> Tuple[List[str], List[str]]:
+    """`paths` as (those that are there, those that are not, as `tidy_path` names them):
+    `check` reports a missing one as a finding, as ruff reports E902, and checks the rest.
+    A dangling link is there: reading it is what fails (a TFS900 "cannot read")."""
+    present = [path for path in paths if os.path.lexists(path)]
+    missing = [tidy_path(path) for path in paths if not os.path.lexists(path)]
+    return present, missing
+
+
 def discover(paths: Sequence[str], settings: Resolver) -> Iterator[str]:
     """Files to check, in a stable order, named as `tidy_path` names them; raises
     MissingPath for a path that is not there."""

@@ -140,6 +140,12 @@ class Run:
         self._add(path, self._digest(item))
         return item
 
+    def add_missing(self, path: str) -> None:
+        """A path named to the run that is not there: a TFS900 finding of the run, as
+        ruff's E902 (exit 1, the other files still checked), not a usage error."""
+        self._failed[path] = unreadable(path, UnreadableSource("no such file or directory"))
+        self._add(path, "missing")
+
     def add_text(self, path: str, text: str, tree: Optional[ast.Module] = None) -> Input:
         """An in-memory text, checked as Python whatever its name (`tree`: Python's tree
         of it, when the caller has parsed it already)."""

@@ -355,16 +355,36 @@ class SyncAdvisorServer(LanguageServer):
         return lsp.Diagnostic(
             range=self.range(lines, finding.line, finding.column, finding.end_line,
                              finding.end_column),
-            message=finding.message,
+            message=self.relative(finding.message, finding.path),
             severity=_SEVERITY.get(finding.severity, lsp.DiagnosticSeverity.Warning),
             code=finding.code,
             code_description=lsp.CodeDescription(href=page.as_uri()) if page else None,
             source=SOURCE,
-            related_information=[self.related(r, *where(r.path, r.cell))
+            related_information=[self.related(r, *where(r.path, r.cell), finding.path)
                                  for r in finding.related] or None)
 
-    def related(self, place, uri: str, lines: Sequence[str]
-                ) -> lsp.DiagnosticRelatedInformation:
+    def relative(self, text: str, path: str) -> str:
+        """`text` (a message about the file `path`) with the workspace's files named as
+        `check` names them when run at the root of `path`'s workspace folder: relative to
+        it (`pkg/train.py:12`), not by the absolute paths the server works with. Files
+        outside every folder keep their absolute path. (Locations stay URIs: LSP wants
+        them so.)"""
+        if os.sep not in text:
+            return text
+        folders = sorted(map(os.path.abspath, self.folders()), key=len, reverse=True)
+        # (the innermost folder first: nested workspace folders name their own files)
+        root = next((f for f in folders if path.startswith(f.rstrip(os.sep) + os.sep)), None)
+        if root is None:
+            return text
+        for folder in folders:
+            prefix = folder.rstrip(os.sep) + os.sep
+            if prefix in text:
+                rel = os.path.relpath(folder, root)
+                text = text.replace(prefix, "" if rel == os.curdir else rel + os.sep)
+        return text
+
+    def related(self, place, uri: str, lines: Sequence[str],
+                about: str = "") -> lsp.DiagnosticRelatedInformation:
         column = place.column or 1
         end_line = place.end_line or place.line
         end_column = place.end_column or column
@@ -372,7 +392,7 @@ class SyncAdvisorServer(LanguageServer):
             location=lsp.Location(uri=uri,
                                   range=self.range(lines, place.line, column, end_line,
                                                    end_column)),
-            message=place.label)
+            message=self.relative(place.label, about or place.path))
 
     # --- positions --------------------------------------------------------------------
 
@@ -669,7 +689,8 @@ def _quick_fixes(ls: SyncAdvisorServer, path: str, wanted: lsp.Range,
         fix = finding.fix
         if fix is not None and fix.edits:
             safe = fix.applicability == SAFE
-            title = fix.message if safe else f"{fix.message} (unsafe: review it)"
+            message = ls.relative(fix.message, path)
+            title = message if safe else f"{message} (unsafe: review it)"
             edit = ls.edit(path, ls.text_edits(path, fix.edits)) if state is None else \
                 change(apply_fixes(text, [found], unsafe=True)[0])
             if edit is not None:

@@ -38,8 +38,8 @@ def test_exit_codes(project, capsys):
     assert run(["check", str(project / "good.py")], capsys)[0] == 0
     assert run(["check", str(project / "bad.py")], capsys)[0] == 1
     assert run(["check", "--exit-zero", str(project / "bad.py")], capsys)[0] == 0
-    code, _, err = run(["check", str(project / "missing.py")], capsys)
-    assert code == 2 and "missing.py" in err
+    code, out, _ = run(["check", str(project / "missing.py")], capsys)
+    assert code == 1 and "missing.py:1:1: TFS900 error: no such file or directory" in out
 
 
 def test_a_run_in_a_process_that_goes_on_keeps_nothing(project, capsys, monkeypatch):
@@ -285,6 +285,31 @@ def test_an_unknown_option_shows_the_usage_of_its_command(capsys):
     with pytest.raises(SystemExit):
         main(["--bogus"])
     assert capsys.readouterr().err.startswith("usage: syncadvisor [-h]")
+
+
+def test_no_option_is_matched_by_its_prefix(project, capsys):
+    """`check --output json src/` wrote the report to a file named `json`: argparse took
+    `--output` for `--output-file`. ruff matches no option by prefix, and neither does any
+    parser here."""
+    from syncadvisor.cli import build_parser
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["check", "--output", "json", str(project / "bad.py")])
+    assert exit_.value.code == 2
+    assert "unrecognized arguments: --output" in capsys.readouterr().err
+    assert not (project / "json").exists() and not os.path.exists("json")
+    parser = build_parser()
+    commands = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    assert not parser.allow_abbrev
+    assert [name for name, sub in commands.items() if sub.allow_abbrev] == []
+
+
+@pytest.mark.parametrize("option", ["--output-format", "--format"])
+def test_output_format_as_ruff_spells_it_and_format_as_its_alias(project, capsys, option):
+    code, out, _ = run(["check", "--no-cache", option, "json", str(project / "bad.py")], capsys)
+    assert code == 1 and json.loads(out)[0]["code"] == "TFS101"
+    code, out, _ = run(["rules", option, "json"], capsys)
+    assert code == 0 and json.loads(out)[0]["code"] == "TFS001"
 
 
 def test_stdin_filename_alone_reads_standard_input(tmp_path, capsys, monkeypatch):
