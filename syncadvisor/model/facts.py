@@ -166,6 +166,22 @@ class EnumRef:
     class_text: str  # how the class was spelled
 
 
+@record(frozen=True)
+class Preceding:
+    """A statement before a `with X.scope():` in its block, as far as moving a statement
+    into the block needs to know (TFS108's fix)."""
+
+    line: int
+    end_line: int
+    binds: Tuple[str, ...]  # the names it may bind
+    reads: Tuple[str, ...]  # the names it may read
+    # `name = <call>` alone on its lines: the name, where the call starts (line, column),
+    # and the lines as written; else None, (0, 0), "".
+    target: Optional[str] = None
+    value: Tuple[int, int] = (0, 0)
+    text: str = ""
+
+
 @record(slots=True)
 class ScopeEntry:
     """One `with <receiver>.scope():` item."""
@@ -178,14 +194,19 @@ class ScopeEntry:
     # `FileModel.creator_scopes` (-2 while the callee is not known to be one: then it is
     # no scope of anything the model follows).
     creator: int = -1
-    # The statements of the `with` block, outermost only, in order: where a fix may add a
-    # statement to the block (a statement's span starts at its first token).
-    body: Tuple[Span, ...] = ()
     # The `isinstance(<receiver>, classes)` tests the code under this entry passed
     # (True) or failed (False), outermost first: inside `if isinstance(strategy,
     # tf.distribute.TPUStrategy):` the receiver is one of those classes. A test inside the
     # `with` block is a copy of the entry with the test added, opened where the branch is.
     narrowed: Tuple[Tuple[Tuple[Bound, ...], bool], ...] = ()
+    # The statements before the `with` in its block, nearest last; where its body's first
+    # statement starts, on a line of its own (else None); the names its items read.
+    preceding: Tuple[Preceding, ...] = ()
+    body: Optional[Tuple[int, int]] = None
+    item_reads: Tuple[str, ...] = ()
+    # The statements of the `with` block, outermost only, in order: where a fix may add a
+    # statement to the block (a statement's span starts at its first token).
+    statements: Tuple[Span, ...] = ()
 
 
 @record(slots=True)
@@ -370,6 +391,9 @@ class FunctionInfo:
     # Decorated with `tf.function` (tfapi.TRACING_DECORATORS), not compiled with XLA:
     # AutoGraph converts it, and TensorFlow runs it as a graph it traces first.
     traced: bool = False
+    # Parameter -> the qualified name its annotation resolves to (`layer: keras.layers.Layer`):
+    # the class of what callers pass, where no call is seen (a library's entry point).
+    annotations: Dict[str, str] = field(default_factory=dict)
 
 
 @record(slots=True)
@@ -438,6 +462,9 @@ class FileModel:
     guarded_calls: Dict[int, Tuple[int, ...]] = field(default_factory=dict)
     import_line: int = 1  # where a fix may insert an import (after docstring, __future__)
     newline: str = "\n"  # the file's first line ending: what an inserted line ends with
+    # Where the file's project sets TF_USE_LEGACY_KERAS ("pkg/backend.py:37"), which made
+    # the run model it with `tf.keras` as Keras 2 (engine/legacy.py); None: it does not.
+    legacy_keras: Optional[str] = None
 
 
 # A run's call edges are half its models' objects (each a CallEdge, a Bound and a Span).

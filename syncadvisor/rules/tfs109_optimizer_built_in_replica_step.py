@@ -431,7 +431,7 @@ def _fix(ctx: RuleContext, use: ObjectUse, path: str, optimizer_at: Optional[Spa
         return None, advice
     after = max(statements + ([built] if built is not True else []),
                 key=lambda s: (s.end_line, s.end_column))
-    indent = " " * entry.body[0].column
+    indent = " " * entry.statements[0].column
     edit = Edit(after.end_line + 1, 1, after.end_line + 1, 1,
                 f"{indent}{build}{ctx.model.newline}")
     fix = make_fix(UNSAFE, f"Build the optimizer in the scope: add `{build}` after line "
@@ -443,7 +443,7 @@ def _block(ctx: RuleContext, spans: List[Span]) -> Tuple[Optional[ScopeEntry], L
     """The strategy scope of this file whose block holds each of `spans` in a statement of
     its own level, and those statements."""
     for entry in ctx.model.scopes:
-        if entry.creator != -1 or not entry.body:
+        if entry.creator != -1 or not entry.statements:
             continue
         held = [_statement(entry, span) for span in spans]
         if all(s is not None for s in held):
@@ -452,7 +452,7 @@ def _block(ctx: RuleContext, spans: List[Span]) -> Tuple[Optional[ScopeEntry], L
 
 
 def _statement(entry: ScopeEntry, span: Span) -> Optional[Span]:
-    for statement in entry.body:
+    for statement in entry.statements:
         if (statement.line, statement.column) <= (span.line, span.column) and \
                 (span.end_line, span.end_column) <= (statement.end_line, statement.end_column):
             return statement

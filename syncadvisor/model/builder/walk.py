@@ -4,6 +4,7 @@ scopes and branches as it meets them (the handlers in `HANDLERS`).
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .. import tfapi
@@ -20,6 +21,7 @@ from .syntax import (
 from .state import Function, Walk
 from .bindings import bind_loop_target, bind_target, bound_for, name_creation_targets, ref_bound
 from .calls import record_call
+from .blocks import block_facts
 from .constants import truth
 from .narrowing import enter_branch, leave_branch, narrowed_for, narrowing_of
 from .effects import creator_effect, creator_scope, record_attribute
@@ -53,12 +55,18 @@ def visit_all(w: Walk, nodes: Sequence[Optional[ast.AST]]) -> None:
             visit(w, node)
 
 
+# `global a, b` / `nonlocal a` statements: at a line's start or after a `;`.
+REBINDING = re.compile(r"(?:^|;)[ \t]*(?:global|nonlocal)[ \t]+(\w+(?:[ \t]*,[ \t]*\w+)*)",
+                       re.MULTILINE)
+
+
 def on_module(w: Walk, node: ast.Module) -> None:
     w.tree = node
     if "global" in w.text or "nonlocal" in w.text:
-        w.rebindable = {name for statement in ast.walk(node)
-                        if isinstance(statement, (ast.Global, ast.Nonlocal))
-                        for name in statement.names}
+        # (read off the text: a walk of every node costs more than the rest of the
+        # module's walk; a line of a string that looks like one only adds names)
+        w.rebindable = {name.strip() for found in REBINDING.finditer(w.text)
+                        for name in found.group(1).split(",")}
     for statement in node.body:
         if not is_preamble(statement):
             w.import_before = w.span(statement)
@@ -172,6 +180,11 @@ def on_function(w: Walk, node) -> None:
         w.pending_traced.extend((w.fn.info, ref) for ref in tracing)
     visit_all(w, node.decorator_list)
     walk_parameters(w, node.args)
+    if w.fn.info is not None:
+        for arg in node.args.posonlyargs + node.args.args + node.args.kwonlyargs:
+            parts = dotted_parts(arg.annotation) if arg.annotation is not None else None
+            if parts:
+                w.pending_annotations.append((w.fn.info, arg.arg, w.ref(parts)))
     if node.returns is not None:
         visit(w, node.returns)
     visit_all(w, node.body)
@@ -464,10 +477,13 @@ def on_dict(w: Walk, node: ast.Dict) -> None:
 def on_with(w: Walk, node) -> None:
     first = len(w.model.scopes)
     entered = open_scopes(w, [item.context_expr for item in node.items])
-    if len(w.model.scopes) > first:
-        body = tuple(w.span(statement) for statement in node.body)
-        for entry in w.model.scopes[first:]:
-            entry.body = body
+    strategy_scopes = [e for e in w.model.scopes[first:] if e.creator == -1]
+    if strategy_scopes:
+        preceding, body, reads = block_facts(w, node)
+        statements = tuple(w.span(statement) for statement in node.body)
+        for entry in strategy_scopes:
+            entry.preceding, entry.body, entry.item_reads = preceding, body, reads
+            entry.statements = statements
     for item in node.items:
         visit(w, item.context_expr)
         if item.optional_vars is not None:
