@@ -204,6 +204,9 @@ class ScopeEntry:
     preceding: Tuple[Preceding, ...] = ()
     body: Optional[Tuple[int, int]] = None
     item_reads: Tuple[str, ...] = ()
+    # The statements of the `with` block, outermost only, in order: where a fix may add a
+    # statement to the block (a statement's span starts at its first token).
+    statements: Tuple[Span, ...] = ()
 
 
 @record(slots=True)
@@ -385,6 +388,9 @@ class FunctionInfo:
     params: Tuple[str, ...] = ()
     # A `@staticmethod`: called on an instance, its first parameter takes the first argument.
     static: bool = False
+    # Decorated with `tf.function` (tfapi.TRACING_DECORATORS), not compiled with XLA:
+    # AutoGraph converts it, and TensorFlow runs it as a graph it traces first.
+    traced: bool = False
     # Parameter -> the qualified name its annotation resolves to (`layer: keras.layers.Layer`):
     # the class of what callers pass, where no call is seen (a library's entry point).
     annotations: Dict[str, str] = field(default_factory=dict)

@@ -53,6 +53,7 @@ class Hop:
     # The `if`/`while` tests around the call in the caller that may be tensors
     # (`Replica.tensor_test` decides), outermost first.
     tests: Tuple[BranchTest, ...] = ()
+    caller_id: Optional[str] = None  # the calling function's id
 
 
 MODULE_LEVEL = Where(CROSS, "module-level code")
@@ -85,6 +86,7 @@ class Replica:
         self._keras_kind = keras_kind
         self.where = db.query("where", self._where, _NO_WHERE, same=_equal)
         self._entered = db.query("entered", self._entered_table, {})
+        self.traced = db.query("traced", self._traced, False)
 
     # --- where a function runs ---------------------------------------------------------
 
@@ -118,6 +120,13 @@ class Replica:
                 method not in tfapi.KERAS_REPLICA_METHODS.get(kind, ()):
             return None
         return Where(REPLICA, f"Keras runs `{info.name}.{method}` once per replica")
+
+    def keras_traced_step(self, function: str) -> bool:
+        """Whether `function` is a Keras model's step that `fit` (or `evaluate`,
+        `predict`) runs once per replica, traced (tfapi.KERAS_TRACED_STEP_METHODS)."""
+        method = function.rpartition(".")[2]
+        return method in tfapi.KERAS_TRACED_STEP_METHODS and \
+            self._keras_where(function) is not None
 
     def _entered_table(self) -> Dict[str, Tuple[Where, ...]]:
         """Function -> the replica contexts the run's entries (`strategy.run(fn)`,
@@ -178,7 +187,8 @@ class Replica:
             tests = fm.guarded_calls.get(i)
             hops.append(Hop(self._name(caller), path, fm.calls[i].span, self._name(target),
                             through, through_qname,
-                            tuple(fm.branch_tests[t] for t in tests) if tests else ()))
+                            tuple(fm.branch_tests[t] for t in tests) if tests else (),
+                            caller))
             target = caller
         hops.reverse()
         return hops
@@ -217,6 +227,52 @@ class Replica:
     def _name(self, fid: str) -> str:
         fm = self.index.function_file(fid)
         return fm.functions[fid].name if fm is not None else fid.rpartition(".")[2]
+
+    # --- traced code ---------------------------------------------------------------------
+
+    def _traced(self, function: str) -> bool:
+        """Whether code in `function` runs traced whatever runs it: it is decorated with
+        `tf.function`, or something runs it and every call and `strategy.run` that may
+        run it is made from code that runs traced. A function Keras runs (`train_step`
+        under `fit`, traced unless `run_eagerly`) or nothing runs: no."""
+        index = self.index
+        fm = index.function_file(function)
+        if fm is not None and fm.functions[function].traced:
+            return True
+        makers: List[Optional[str]] = []
+        for path, i in self.calls.callers(function):
+            makers.append(index.file_at(path).calls[i].caller)
+        for where in self._entered().get(function, ()):
+            if where.at is None:
+                return False
+            makers.append(self._entry_function(where.at))
+        if not makers or self._keras_where(function) is not None:
+            return False
+        return all(maker is not None and self.traced(maker) for maker in makers)
+
+    def _entry_function(self, at: Tuple[str, Span]) -> Optional[str]:
+        """The function that makes the entry call (`strategy.run(...)`) at `at`."""
+        path, span = at
+        for entry in self.index.file_at(path).entries:
+            if entry.span == span:
+                return entry.function
+        return None
+
+    def traced_path(self, where: Where, function: Optional[str]) -> bool:
+        """Whether code in `function`, entered as `where` says through the calls of
+        `call_path(where, function)`, runs traced there: the `strategy.run` that entered
+        it is made from traced code, or a function on the way is `tf.function`."""
+        if function is None or where.kind != REPLICA or where.at is None:
+            return False
+        maker = self._entry_function(where.at)
+        if maker is not None and self.traced(maker):
+            return True
+        on_the_way = [function] + [hop.caller_id for hop in self.call_path(where, function)]
+        return any(self._decorated(fid) for fid in on_the_way if fid is not None)
+
+    def _decorated(self, function: str) -> bool:
+        fm = self.index.function_file(function)
+        return fm is not None and fm.functions[function].traced
 
     # --- tests that may be tensors -------------------------------------------------------
 

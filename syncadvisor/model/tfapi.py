@@ -566,6 +566,12 @@ def _strategy_names() -> Dict[str, str]:
 
 
 STRATEGY_CONSTRUCTORS: Dict[str, str] = _strategy_names()
+# Strategy classes whose constructions the model keeps with their arguments, by last name,
+# and those arguments, as (keyword, position): MirroredStrategy's `devices` (how many
+# replicas) and `cross_device_ops` (None: collective all-reduce, TF 2.21's default).
+STRATEGY_ARGUMENT_CLASSES = frozenset({"MirroredStrategy"})
+STRATEGY_DEVICES_ARGUMENT = ("devices", 0)
+STRATEGY_CROSS_DEVICE_OPS_ARGUMENT = ("cross_device_ops", 1)
 # Calls that return "the current strategy": whatever scope they run in.
 CURRENT_STRATEGY_CALLS = frozenset(
     {"tensorflow.distribute.get_strategy", "tensorflow.compat.v1.distribute.get_strategy"}
@@ -822,6 +828,11 @@ CROSS_REPLICA_FN_METHODS = {"merge_call": 0, "update": 1}
 FUNCTION_WRAPPERS = frozenset({"tensorflow.function", "tensorflow.compat.v1.function",
                                "functools.partial",
                                "tensorflow.autograph.experimental.do_not_convert"})
+# Decorators that make a function a graph TensorFlow traces (AutoGraph converts it), and
+# their arguments that compile it with XLA instead, which traces differently (variable
+# creation there is "UnimplementedError: We failed to lift variable creations").
+TRACING_DECORATORS = frozenset({"tensorflow.function", "tensorflow.compat.v1.function"})
+XLA_COMPILE_ARGUMENTS = frozenset({"jit_compile", "experimental_compile"})
 # `partial(fn, *args, **kwargs)`: a callable that calls `fn` with these arguments first.
 PARTIAL_CALLS = frozenset({"functools.partial"})
 # What `strategy.run(fn, args, kwargs)` and friends call `fn` with, by method: (position of
@@ -954,6 +965,19 @@ PYTHON_VALUED_CALLS = frozenset({"keras.ops.is_tensor", "tf_keras.backend.is_ker
                                  "tf_keras.backend.learning_phase"})
 MERGE_CALL_REFUSED_ERROR = ("RuntimeError (\"`merge_call` called while defining a new graph "
                             "or a tf.function\")")
+# The aggregations whose replica-context update goes through `merge_call` (an AUTO/ON_WRITE
+# variable's, and under CentralStorage, which ignores ON_READ, any variable's).
+MERGING_AGGREGATIONS = frozenset({AGG_SUM, AGG_MEAN, AGG_ONLY_FIRST_REPLICA})
+# Strategies under which such an update inside a branch or loop body of traced replica code
+# (MERGE_CALL_REFUSING_CALLS, or AutoGraph's `if`/`while` on a tensor) raises
+# MERGE_CALL_REFUSED_ERROR: observed on TF 2.21 with MirroredStrategy over 1 and 2 logical
+# CPUs, MultiWorkerMirroredStrategy as one local worker and CentralStorageStrategy over 2;
+# OneDeviceStrategy, and any strategy run eagerly, run it clean (tests/runtime/snippets/
+# TFS110_*). TPUStrategy and ParameterServerStrategy were not run: not here.
+MERGE_CALL_BRANCH_STRATEGIES = (MIRRORED, MULTI_WORKER, CENTRAL_STORAGE)
+# ... and those among them that ignore ON_READ: an ON_READ variable with an aggregation
+# raises there too (observed under CentralStorageStrategy; it runs under MirroredStrategy).
+ON_READ_IGNORED_STRATEGIES = (CENTRAL_STORAGE,)
 
 
 def _slots_by_name() -> Dict[str, CallableSlots]:
@@ -991,6 +1015,12 @@ KERAS_REPLICA_METHODS: Dict[str, FrozenSet[str]] = {
     OPTIMIZER: frozenset({"apply_gradients"}),
 }
 
+# The steps among them that Keras 3 `fit`/`evaluate`/`predict` run in `strategy.run` inside a
+# `tf.function` (unless the model is compiled with `run_eagerly=True`): traced replica code,
+# where a synchronization point inside a branch raises as in a custom loop's step (seen for
+# `train_step`: tests/runtime/test_keras_fit_steps.py).
+KERAS_TRACED_STEP_METHODS = frozenset({"train_step", "test_step", "predict_step"})
+
 # Private methods TensorFlow and Keras call on a subclass with each replica's values (the
 # gradients): their callers are not in the subclass's file, whatever calls it shows.
 FRAMEWORK_CALLED_METHODS = frozenset({
@@ -1001,9 +1031,18 @@ FRAMEWORK_CALLED_METHODS = frozenset({
 
 # Optimizer methods that make or update its variables under the strategy current then.
 OPTIMIZER_USE_METHODS = frozenset({"apply_gradients", "build", "minimize"})
-# Object methods worth recording for TFS105/TFS108.
+# Optimizer methods whose first call builds a Keras 3 optimizer that is not built yet: it
+# makes its slot variables then, under the strategy and in the context of that call
+# (keras/src/optimizers/base_optimizer.py `apply`, which `apply_gradients` calls).
+OPTIMIZER_APPLY_METHODS = frozenset({"apply_gradients", "apply", "minimize"})
+# The method that builds one on purpose: `optimizer.build(model.trainable_variables)`.
+OPTIMIZER_BUILD_METHOD = "build"
+# Object methods worth recording for TFS105/TFS108/TFS109.
+# `model.compile(optimizer=..., metrics=...)`: where a Keras object is handed to a model.
+COMPILE_METHOD = "compile"
 OBJECT_USE_METHODS = frozenset({"compile", "fit", "evaluate", "predict", "update_state",
-                                "train_on_batch", "test_on_batch"}) | OPTIMIZER_USE_METHODS
+                                "train_on_batch", "test_on_batch"}) | OPTIMIZER_USE_METHODS \
+    | OPTIMIZER_APPLY_METHODS
 # `model.compile(...)` arguments that hand over objects with variables: keyword ->
 # position (None: keyword only). Keras 3 and tf_keras alike.
 COMPILE_OBJECT_ARGUMENTS: Dict[str, Optional[int]] = {
@@ -1042,6 +1081,46 @@ KERAS3_SLOT_OPTIONS: Dict[str, Dict[str, Tuple[int, FrozenSet[object]]]] = {
             "use_ema": (7, frozenset({False})),
             "gradient_accumulation_steps": (11, frozenset({None, 0}))},
 }
+
+# Keras 3 optimizers that make variables when they are built, whatever their options (slot
+# variables; LossScaleOptimizer its step counter and scale): each was seen doing so, and
+# raising when it was first built in traced replica code, on TF 2.21 (TFS109). SGD makes
+# some only with the options of KERAS3_SLOT_OPTIONS.
+KERAS3_OPTIMIZERS_WITH_SLOTS = frozenset({
+    "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "Ftrl", "Lamb", "Lion",
+    "LossScaleOptimizer", "Muon", "Nadam", "RMSprop"})
+# A Keras 3 optimizer first built inside `strategy.run` in a traced function raises under
+# MirroredStrategy over more than one device with its default cross-device ops (collective
+# all-reduce). It ran over one device, with ReductionToOneDevice or HierarchicalCopyAllReduce,
+# and under OneDeviceStrategy, CentralStorageStrategy (one device or two) and
+# MultiWorkerMirroredStrategy (one local worker, and two workers of one CPU each) (TF 2.21,
+# 2 logical CPUs).
+OPTIMIZER_BUILT_IN_STEP_STRATEGIES = (MIRRORED,)
+OPTIMIZER_BUILT_IN_STEP_ERROR = ("InvalidArgumentError (\"You must feed a value for placeholder "
+                                 "tensor\")")
+# Keras 3 models built where they are made, whose variables exist for `optimizer.build`:
+# a Sequential whose first layer is one of KERAS_INPUT_CALLS or a layer given one of
+# KERAS3_LAYER_INPUT_SHAPE_ARGUMENTS (Sequential adds an InputLayer of that shape: the
+# legacy form, which Keras 3.15 warns about and builds), and a functional Model given its
+# inputs and outputs (as the first two arguments, or by these keywords).
+KERAS_SEQUENTIAL_CLASSES = frozenset({"keras.Sequential", "keras.models.Sequential"})
+KERAS_INPUT_CALLS = frozenset({"keras.Input", "keras.layers.Input", "keras.layers.InputLayer"})
+KERAS3_LAYER_INPUT_SHAPE_ARGUMENTS = frozenset({"input_shape", "input_dim"})
+# A Keras 3 optimizer given `gradient_accumulation_steps` applies its update under `ops.cond`
+# (BaseOptimizer._backend_apply_gradients): inside `strategy.run` in a traced function that
+# branch holds a synchronization point, and the step raises MERGE_CALL_REFUSED_ERROR whether
+# the optimizer was built or not (TF 2.21, Keras 3.15, MirroredStrategy over 2 logical CPUs;
+# SGD and Adam). Building it does not help there: TFS109 leaves such an optimizer alone.
+KERAS3_GRADIENT_ACCUMULATION_ARGUMENT = "gradient_accumulation_steps"
+KERAS3_NO_ACCUMULATION_VALUES: FrozenSet[object] = frozenset({None, 0})  # the default; off
+# Keywords that make the builder record a call as a construction (with its arguments' keywords)
+# though it hands nothing over: what TFS109 reads of a layer or an optimizer.
+RECORDED_CONSTRUCTION_KEYWORDS = KERAS3_LAYER_INPUT_SHAPE_ARGUMENTS | {
+    KERAS3_GRADIENT_ACCUMULATION_ARGUMENT}
+KERAS_FUNCTIONAL_CLASSES = frozenset({"keras.Model", "keras.models.Model"})
+FUNCTIONAL_MODEL_ARGUMENTS = ("inputs", "outputs")
+# What the variables of a model are called in `optimizer.build(...)`.
+TRAINABLE_VARIABLES = "trainable_variables"
 
 BATCH_NORMALIZATION_NAMES = frozenset({"BatchNormalization"})
 

@@ -16,10 +16,10 @@ from . import tfapi
 from .contexts import At, Context, Strategies
 from .db import Db
 from .facts import (BOOL, BOUND_NAMES, BOUND_PARAM, CALL, FLOAT, INT, QNAME, READ_CHECKPOINT,
-                    READ_SAVE, READ_WRITE, Bound, BranchTest, CreationCall, FileModel, Read,
-                    Source, Span, Value)
+                    READ_SAVE, READ_WRITE, Bound, BranchTest, CreationCall, FileModel, ObjectUse,
+                    Read, Source, Span, Value)
 from .index import ProjectIndex, plain_items
-from .objects import OBJ_INSTANCE, OBJ_VAR, Objects, VarKey
+from .objects import OBJ_INSTANCE, OBJ_VAR, Obj, Objects, VarKey
 from .replica import CROSS, REPLICA, UNKNOWN, Replica, Where
 
 __all__ = ["REPLICA", "CROSS", "UNKNOWN", "Where", "UpdateInfo", "ReadInfo", "Usage",
@@ -139,7 +139,19 @@ def updated(fm: FileModel):
         yield (), fm.path
 
 
-TABLES = (("using", updated),)
+@plain_items
+def object_using(fm: FileModel):
+    """The files that call methods on what may be Keras objects."""
+    if fm.uses:
+        yield (), fm.path
+
+
+TABLES = (("using", updated), ("object-using", object_using))
+
+# A call of the run that may reach a constructed object: the call (`ObjectUse`), its path,
+# how many objects the reference there may denote, and whether the object is handed over
+# in it (`model.compile(optimizer=optimizer)`) rather than called on.
+ObjectCall = Tuple[ObjectUse, str, int, bool]
 
 # (the variables, the replica contexts and the strategy contexts) an update or read
 # touches them in.
@@ -168,6 +180,28 @@ class Usage:
         self._file_updates = db.query("file_updates", self._updates_in, ())
         self._file_reads = db.query("file_reads", self._reads_in, ())
         self._edges_by_span = db.query("edges_by_span", self._edges_of, {})
+        self.object_calls = db.query("object_calls", self._object_calls, {})
+
+    # --- calls on objects --------------------------------------------------------------
+
+    def _object_calls(self) -> Dict[Tuple[str, Span], Tuple[Obj, List[ObjectCall]]]:
+        """Each constructed object the run's object calls may reach, by the path and span
+        of the call that makes it -> the object and those calls, in the run's order."""
+        found: Dict[Tuple[str, Span], Tuple[Obj, List[ObjectCall]]] = {}
+        for path in self.index.tables["object-using"].get(()):
+            for use in self.index.file_at(path).uses:
+                reached = [(use.receiver, False)] + [(b, True) for _, b in use.passed]
+                for bound, handed in reached:
+                    objects = self.objects.constructions(bound, path)
+                    for obj in objects:
+                        if obj.origin is None:
+                            continue
+                        made, made_path = obj.origin
+                        if made.span is None:
+                            continue
+                        entry = found.setdefault((made_path, made.span), (obj, []))
+                        entry[1].append((use, path, len(objects), handed))
+        return found
 
     # --- updates -----------------------------------------------------------------------
 

@@ -33,6 +33,7 @@ NOT_MEASURED = {
     # Its fix sets `trainable`, which no synchronization/aggregation choice changes.
     "TFS102": "the trainable flag of an ON_READ variable",
     "TFS108": "where the variable is created",
+    "TFS109": "when a Keras 3 optimizer makes its slot variables",
     "TFS202": "Keras BatchNormalization's own variables",
     "TFS203": "CentralStorage/ParameterServer strategies",
     "TFS204": "how a statistic is combined across replicas (no aggregation computes a maximum)",
@@ -124,7 +125,7 @@ def _judge(code: str, spec: SiteSpec, by: Dict[Choice, Dict[str, Any]],
             return "not measured", "ON_READ + SUM was not measured"
         return verdict(_errored(m), f"ON_READ + SUM raised: {_short_error(m)}",
                        "ON_READ + SUM ran without an error")
-    if code == "TFS106":
+    if code in ("TFS106", "TFS110"):  # the code's own choice raises
         if cur is None:
             return "not measured", "the code's choice is not known"
         return verdict(_errored(cur), f"{fmt(current)} raised: {_short_error(cur)}",

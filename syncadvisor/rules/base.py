@@ -19,7 +19,7 @@ from ..model.contexts import (IN_STRATEGY, NO_STRATEGY, UNKNOWN, At, Context, No
                               Placed, Strategy, describe_creator, describe_strategy,
                               unread_creator)
 from ..model.facts import (QNAME, SOURCE_INPUT, SOURCE_RANDOM, SOURCE_REPLICA_ID, SOURCE_STATE,
-                           Argument, CreationCall, FileModel, Span)
+                           TEST_IF, Argument, CreationCall, FileModel, ObjectUse, Span)
 from ..model.project import LinkedFile
 from ..model.usage import CONSTANT, PYTHON_NUMBER, REPLICA_INVARIANT
 from ..model.variables import Setting, VariableSite, family_evidence
@@ -237,6 +237,19 @@ class RuleContext:
         or reached through a call made here (`Where.at`)."""
         return self.project.sites_updated_at(self.path)
 
+    def all_object_uses(self) -> Iterator[Tuple[ObjectUse, str]]:
+        """Every method call of the run on an object that may be a Keras model, optimizer or
+        metric (`ObjectUse`: `optimizer.build(...)`, `model.compile(...)`), with its path."""
+        for fm in self.project.files:
+            for use in fm.uses:
+                yield use, fm.path
+
+    def object_calls(self):
+        """Each constructed object the run's object calls may reach, by (path, span) of
+        the call that makes it -> (the object, [(use, path, how many objects the reference
+        may denote, whether the object is handed over in it)])."""
+        return self.project.usage.object_calls()
+
     # --- the questions a rule asks about the run (answered by `model/`) -----------------
 
     def contexts_at(self, path: str, function: Optional[str], scopes: Tuple[int, ...]
@@ -255,6 +268,15 @@ class RuleContext:
     def call_path(self, where, function: Optional[str]):
         """The calls (`Hop`s) from where `where` entered to `function`."""
         return self.project.replica.call_path(where, function)
+
+    def traced_path(self, where, function: Optional[str]) -> bool:
+        """Whether code in `function`, entered as `where` says (`call_path`), runs traced:
+        a `tf.function` on the way, or the `strategy.run` made from traced code."""
+        return self.project.replica.traced_path(where, function)
+
+    def keras_traced_step(self, function: str) -> bool:
+        """Whether `function` is a Keras step `fit` runs per replica, traced."""
+        return self.project.replica.keras_traced_step(function)
 
     def tensor_test(self, test, path: str) -> bool:
         """Whether an `if`/`while` test may be a tensor (AutoGraph converts it)."""
@@ -578,6 +600,45 @@ def set_on_read(ctx: "RuleContext", site: VariableSite, aggregation: Optional[st
     return ", ".join(said), tuple(edits)
 
 
+def refusing_branch(ctx: RuleContext, where, update, traced: bool = False,
+                    autograph: bool = True) -> Tuple[Optional[str], bool]:
+    """("`tf.cond` at line 12", whether it always refuses) for the first call of
+    tfapi.MERGE_CALL_REFUSING_CALLS through whose branch or loop body the update is
+    reached, or the first `if`/`while` with a tensor test on the way (in a caller, around
+    the call, or around the update), which AutoGraph makes a `tf.cond`/`tf.while_loop`
+    where it converts the function; (None, False) where there is none. `traced`: the way
+    in is known to run traced (`ctx.traced_path`), and the phrase says so no longer.
+    Without `autograph` (code traced without AutoGraph: Keras 3's `fit` steps), an
+    `if`/`while` is Python and counts for nothing."""
+    found: Tuple[Optional[str], bool] = (None, False)
+    for hop in ctx.call_path(where, update.function):
+        tensor = tensor_branch(ctx, hop.tests, hop.path, traced) if autograph else None
+        if tensor is not None:
+            return tensor, True
+        always = tfapi.MERGE_CALL_REFUSING_CALLS.get(hop.through_qname or "")
+        if always is not None and (found[0] is None or always):
+            found = (ctx.at(f"`{hop.through}`", hop.path, hop.span), always)
+            if always:
+                return found
+    tensor = tensor_branch(ctx, update.tests, update.path, traced) if autograph else None
+    return (tensor, True) if tensor is not None else found
+
+
+def tensor_branch(ctx: RuleContext, tests, path: str, traced: bool = False) -> Optional[str]:
+    """"the `if` at line 12 (`not self.initialized`), which AutoGraph makes a `tf.cond`
+    where the function is traced," for the first of `tests` that may be a tensor (without
+    the last words where the code is known to run traced)."""
+    for test in tests:
+        if ctx.tensor_test(test, path):
+            made = "`tf.cond`" if test.keyword == TEST_IF else "`tf.while_loop`"
+            at = ctx.at(f"the `{test.keyword}`", path, test.span)
+            if traced:
+                return f"{at} (`{test.text}`), which AutoGraph makes a {made}"
+            return (f"{at} (`{test.text}`), which AutoGraph makes a {made} where the "
+                    f"function is traced (a `tf.function`, Keras `fit`),")
+    return None
+
+
 def strategy_contexts(site: VariableSite, updates=None) -> List[Context]:
     """The site's strategy contexts; where they are unknown, the strategies of the
     `strategy.run` calls its updates run in stand in for them."""
@@ -613,4 +674,5 @@ def make_fix(applicability: str, message: str, *edits: Edit) -> Optional[Fix]:
 
 __all__ = ["Rule", "Invalid", "Expect", "snippet", "RuleContext", "Verdict", "judge", "make_fix",
            "written", "enum_title", "suggest_aggregation", "member_text", "set_setting",
-           "site_span", "strategy_contexts", "SAFE", "UNSAFE", "ERROR", "WARNING", "INFO"]
+           "site_span", "strategy_contexts", "refusing_branch", "tensor_branch", "SAFE", "UNSAFE",
+           "ERROR", "WARNING", "INFO"]

@@ -7,9 +7,9 @@ from ..model import tfapi
 from ..model.contexts import (IN_STRATEGY, NO_STRATEGY, UNKNOWN, Context, Pair, Placed,
                               Strategy, paired)
 from ..model.usage import REPLICA
-from ..model.facts import (BOOL, BOUND_CALL, BOUND_NAMES, FLOAT, INT, NONE, Bound, Construction,
-                           Span)
+from ..model.facts import BOUND_CALL, BOUND_NAMES, Bound, Span
 from .base import ERROR, WARNING, Expect, Invalid, Rule, RuleContext, snippet
+from .keras_objects import makes_slots, model_family, object_kind
 
 
 def _objects_differ(a: Strategy, b: Strategy) -> bool:
@@ -19,70 +19,6 @@ def _objects_differ(a: Strategy, b: Strategy) -> bool:
     ours = {(o.path, o.line) for o in a.options}
     theirs = {(o.path, o.line) for o in b.options}
     return not ours & theirs and None not in {o.line for o in a.options + b.options}
-
-
-def _model_family(qname: str, ctx: RuleContext) -> Optional[str]:
-    """The Keras family of a model class (library or project), or None."""
-    for name in ctx.class_bases(qname):
-        for prefix, family in tfapi.KERAS_FAMILY_PREFIXES:
-            if not name.startswith(prefix):
-                continue
-            segments = name.split(".")
-            if segments[-1] in tfapi.MODEL_CLASS_NAMES or \
-                    tfapi.MODEL_MODULE_SEGMENTS & set(segments):
-                return family
-    return None
-
-
-def _object_kind(qname: str, ctx: RuleContext) -> Tuple[Optional[str], Optional[str], str]:
-    """(family, OPTIMIZER or METRIC, the Keras class's last name) of a class, or Nones."""
-    for name in ctx.class_bases(qname):
-        for prefix, family in tfapi.KERAS_FAMILY_PREFIXES:
-            segments = name.split(".")
-            if not name.startswith(prefix) or tfapi.NOT_STATEFUL_OBJECT_SEGMENTS & set(segments):
-                continue
-            for segment, kind in tfapi.KERAS_KIND_SEGMENTS:
-                if segment in segments:
-                    return family, kind, segments[-1]
-    return None, None, ""
-
-
-def _literal(value) -> Tuple[bool, object]:
-    """(True, the Python value) of a number, bool or None written out; (False, None)."""
-    if value.kind in (INT, BOOL):
-        return value.literal is not None, value.literal
-    if value.kind == NONE:
-        return True, None
-    if value.kind == FLOAT:
-        try:
-            return True, float(value.text.replace("_", ""))
-        except ValueError:
-            return False, None
-    return False, None
-
-
-def _makes_slots(construction: Optional[Construction], cls: str) -> Optional[bool]:
-    """For a Keras 3 optimizer that may have no slot variables (`tfapi.KERAS3_SLOT_OPTIONS`):
-    True when its construction gives an option that makes some (a value other than the
-    ones that make none, or one not written out as a literal); False when every such
-    option is left out or written as a value that makes none; None when `*args` or
-    `**kwargs` may carry one, or the class always has slots (not in the table)."""
-    options = tfapi.KERAS3_SLOT_OPTIONS.get(cls)
-    if options is None:
-        return None
-    if construction is None:
-        return False  # made as `SGD` by a call the model does not record: no options
-    if any(a.star for a in construction.args):
-        return None
-    positions = {position: name for name, (position, _) in options.items()}
-    for i, argument in enumerate(construction.args):
-        name = argument.keyword if argument.keyword is not None else positions.get(i)
-        if name not in options:
-            continue
-        known, value = _literal(argument.value)
-        if not known or value not in options[name][1]:
-            return True
-    return False
 
 
 def _tpu_raw_assign(site, made: Strategy, used: Strategy) -> bool:
@@ -540,7 +476,7 @@ class CreatedOutsideStrategyScope(Rule):
             outer = _outer_call(use.receiver)
             if outer is None or outer.span is None:
                 continue
-            families = {_model_family(str(o.key), ctx)
+            families = {model_family(str(o.key), ctx)
                         for o in ctx.constructions(use.receiver, fm.path)} - {None}
             if not families:
                 continue
@@ -587,7 +523,7 @@ class CreatedOutsideStrategyScope(Rule):
         for use in fm.uses:
             if use.method not in tfapi.OPTIMIZER_VARIABLE_ARGUMENTS or not use.passed:
                 continue
-            optimizers = [(obj, *_object_kind(str(obj.key), ctx)[::2])
+            optimizers = [(obj, *object_kind(str(obj.key), ctx)[::2])
                           for obj in ctx.constructions(use.receiver, fm.path)]
             used_at = (fm.path, use.function, use.scopes)
             replica = self._replica_strategies(ctx, use)
@@ -608,7 +544,7 @@ class CreatedOutsideStrategyScope(Rule):
                     span = made_bound.span
                     if made_path != fm.path or span is None or \
                             (span.line, span.column) in reported or \
-                            _model_family(str(obj.key), ctx) is None:
+                            model_family(str(obj.key), ctx) is None:
                         continue
                     made_at = ctx.call_place(made_bound, made_path)
                     if made_at is None:
@@ -630,7 +566,7 @@ class CreatedOutsideStrategyScope(Rule):
         outside any scope, nothing raised for one of another strategy object."""
         # Whether the optimizer surely makes slot variables: False for a Keras 3 one
         # that may have none (then it fails only for a model made outside any scope).
-        slots = all(family != tfapi.KERAS3 or obj.origin is None or _makes_slots(
+        slots = all(family != tfapi.KERAS3 or obj.origin is None or makes_slots(
             ctx.construction_at(obj.origin[1], obj.origin[0].span), cls) is not False
             for obj, family, cls in optimizers)
         colocate = (f"ValueError in `.{use.method}` when the optimizer makes its slot "
@@ -685,7 +621,7 @@ class CreatedOutsideStrategyScope(Rule):
             for keyword, bound in handed:
                 outer = _outer_call(bound)
                 for obj in ctx.constructions(bound, fm.path):
-                    family, kind, cls = _object_kind(str(obj.key), ctx)
+                    family, kind, cls = object_kind(str(obj.key), ctx)
                     if kind not in (tfapi.OPTIMIZER, tfapi.METRIC) or \
                             (not keyword and kind != tfapi.OPTIMIZER) or obj.origin is None:
                         continue
@@ -702,7 +638,7 @@ class CreatedOutsideStrategyScope(Rule):
                     if made_at is None:
                         continue
                     pairs = self._pairs(ctx, made_at, used_at, replica, built is None)
-                    slots = _makes_slots(ctx.construction_at(made_path, made_bound.span), cls)
+                    slots = makes_slots(ctx.construction_at(made_path, made_bound.span), cls)
                     verdict = self._object_verdict(ctx, family, kind, cls, pairs, slots)
                     if verdict is None:
                         continue

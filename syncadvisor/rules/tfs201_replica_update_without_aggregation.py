@@ -1,15 +1,14 @@
 from __future__ import annotations
 
-from typing import Iterator, Optional, Tuple
+from typing import Iterator, Optional
 
 from ..findings import Finding
 from ..model import tfapi
-from ..model.facts import READ_CHECKPOINT, TEST_IF
+from ..model.facts import READ_CHECKPOINT
 from ..model.usage import PER_REPLICA
 from .base import (ERROR, UNSAFE, WARNING, Expect, Invalid, Rule, RuleContext, judge, make_fix,
-                   set_on_read, set_setting, site_span, snippet, strategy_contexts,
-                   suggest_aggregation,
-                   value_source)
+                   refusing_branch, set_on_read, set_setting, site_span, snippet,
+                   strategy_contexts, suggest_aggregation, value_source)
 
 
 # An update reached through a `tf.cond` branch: flagged, with no fix (its own Invalid
@@ -406,7 +405,7 @@ class ReplicaUpdateWithoutAggregation(Rule):
             return None
         replica = update.in_replica()[0]
         at = ctx.at(f"`.{update.method}(...)`", update.path, update.span)
-        branch, always = _refusing_branch(ctx, replica, update)
+        branch, always = refusing_branch(ctx, replica, update)
         fix = None
         if branch is None or not always:
             member, reason = suggest_aggregation(site)
@@ -439,38 +438,6 @@ class ReplicaUpdateWithoutAggregation(Rule):
         text, edits = set_on_read(ctx, site, tfapi.AGG_SUM)
         return make_fix(UNSAFE, f"Add `{text}` ({reason}; Keras 3 assigns `v + x`, so each "
                                 f"replica adds to its own copy and a read sums them)", *edits)
-
-
-def _refusing_branch(ctx: RuleContext, where, update) -> Tuple[Optional[str], bool]:
-    """("`tf.cond` at line 12", whether it always refuses) for the first call of
-    tfapi.MERGE_CALL_REFUSING_CALLS through whose branch or loop body the update is
-    reached, or the first `if`/`while` with a tensor test on the way (in a caller, around
-    the call, or around the update), which AutoGraph makes a `tf.cond`/`tf.while_loop`
-    where it converts the function; (None, False) where there is none."""
-    found: Tuple[Optional[str], bool] = (None, False)
-    for hop in ctx.call_path(where, update.function):
-        tensor = _tensor_test(ctx, hop.tests, hop.path)
-        if tensor is not None:
-            return tensor, True
-        always = tfapi.MERGE_CALL_REFUSING_CALLS.get(hop.through_qname or "")
-        if always is not None and (found[0] is None or always):
-            found = (ctx.at(f"`{hop.through}`", hop.path, hop.span), always)
-            if always:
-                return found
-    tensor = _tensor_test(ctx, update.tests, update.path)
-    return (tensor, True) if tensor is not None else found
-
-
-def _tensor_test(ctx: RuleContext, tests, path: str) -> Optional[str]:
-    """"the `if` at line 12 (`not self.initialized`), which AutoGraph makes a `tf.cond`
-    where the function is traced," for the first of `tests` that may be a tensor."""
-    for test in tests:
-        if ctx.tensor_test(test, path):
-            made = "`tf.cond`" if test.keyword == TEST_IF else "`tf.while_loop`"
-            at = ctx.at(f"the `{test.keyword}`", path, test.span)
-            return (f"{at} (`{test.text}`), which AutoGraph makes a {made} where the "
-                    f"function is traced (a `tf.function`, Keras `fit`),")
-    return None
 
 
 def _per_worker(site) -> bool:

@@ -214,3 +214,66 @@ def test_a_word_is_found_where_the_pattern_finds_it(word, text):
     assert word.isidentifier()
     expected = [m.start() for m in re.finditer(rf"\b{re.escape(word)}\b", text)]
     assert list(word_positions(text, word)) == expected
+
+
+@pytest.mark.parametrize("decorator, traced", [
+    ("@tf.function", True),
+    ("@tf.function()", True),
+    ("@tf.function(reduce_retracing=True)", True),
+    ("@tf.function(jit_compile=False)", True),
+    ("@tf.function(jit_compile=True)", False),  # XLA traces differently
+    ("@tf.function(experimental_compile=True)", False),
+    ("@function", True),  # `from tensorflow import function`
+    ("@tf.compat.v1.function", True),
+    ("@staticmethod", False),
+    ("@functools.lru_cache()", False),
+    ("", False),
+])
+def test_a_tf_function_decorator_marks_the_function_traced(decorator, traced):
+    text = f"import functools\nimport tensorflow as tf\nfrom tensorflow import function\n" \
+           f"{decorator}\ndef step(x):\n    return x\n"
+    assert _model(text).functions["a.step"].traced is traced
+
+
+def test_a_decorator_is_the_name_of_the_scope_around_the_def():
+    text = textwrap.dedent("""\
+        import tensorflow as tf
+        def outer():
+            @tf.function
+            def step(tf):  # a parameter named as the module: not what the decorator names
+                return tf
+            return step
+    """)
+    assert _model(text).functions["a.outer.<locals>.step"].traced is True
+
+
+def test_a_scope_entry_knows_the_statements_of_its_block():
+    text = textwrap.dedent("""\
+        import tensorflow as tf
+        strategy = tf.distribute.MirroredStrategy()
+        with strategy.scope():
+            model = make(
+                3)
+            if model:
+                optimizer = tf.keras.optimizers.Adam()  # a comment
+        with open("x") as f:
+            pass
+    """)
+    (entry,) = _model(text).scopes
+    assert [(s.line, s.column, s.end_line) for s in entry.statements] == [(4, 4, 5), (6, 4, 7)]
+
+
+def test_a_mirrored_strategy_is_kept_with_its_arguments_and_a_short_display_with_its_items():
+    text = textwrap.dedent("""\
+        import tensorflow as tf
+        s = tf.distribute.MirroredStrategy(["/gpu:0"], cross_device_ops=None)
+        v = tf.Variable([1.0] * 2 + list(range(20)))
+    """)
+    model = _model(text)
+    (construction,) = [c for c in model.constructions if c.callee.qname and
+                       c.callee.qname.endswith("MirroredStrategy")]
+    devices, ops = construction.args
+    assert [a.literal for a in devices.value.args] == ["/gpu:0"]
+    assert ops.keyword == "cross_device_ops"
+    long = _model("import tensorflow as tf\nv = tf.Variable([" + "0, " * 20 + "])\n")
+    assert long.creations[0].args[0].value.args == ()

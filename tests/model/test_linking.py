@@ -30,3 +30,42 @@ def test_a_method_called_through_a_parameter_inside_a_cycle_keeps_its_callers():
     (finding,) = [f for f in check_source(source) if f.code == "TFS201"]
     assert finding.line == 4
     assert "`m()` at line 11" in finding.message
+
+
+def test_code_runs_traced_where_every_way_into_it_is_traced(tmp_path):
+    """`Replica.traced`: a `tf.function`, and what only traced code runs (through calls
+    and `strategy.run`); not what module-level code or nothing runs. `traced_path`
+    answers for one way in."""
+    from syncadvisor.api import linked_files
+
+    (tmp_path / "loop.py").write_text(textwrap.dedent("""\
+        import tensorflow as tf
+        strategy = tf.distribute.MirroredStrategy()
+        def helper(x):
+            return x
+        def replica_step(x):
+            return helper(x)
+        def eager_too(x):
+            return x
+        @tf.function
+        def distributed(x):
+            eager_too(x)
+            return strategy.run(replica_step, args=(x,))
+        def plain(x):
+            return strategy.run(eager_too, args=(x,))
+        def unused(x):
+            return x
+        distributed(1.)
+        plain(1.)
+    """))
+    (linked,) = linked_files([tmp_path])
+    replica = linked.project.replica
+    traced = {name: replica.traced(f"loop.{name}") for name in
+              ("helper", "replica_step", "eager_too", "distributed", "plain", "unused")}
+    assert traced == {"helper": True, "replica_step": True, "eager_too": False,
+                      "distributed": True, "plain": False, "unused": False}
+    ways = sorted(replica.where_at("loop.eager_too"), key=lambda w: w.at[1].line if w.at else 0)
+    assert [replica.traced_path(w, "loop.eager_too") for w in ways
+            if w.kind == "replica"] == [False]
+    (into_helper,) = [w for w in replica.where_at("loop.helper") if w.kind == "replica"]
+    assert replica.traced_path(into_helper, "loop.helper")

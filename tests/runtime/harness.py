@@ -35,7 +35,10 @@ The START/DONE lines let the caller (``runner.py``) keep every finished result w
 snippet hangs or kills the process: a watchdog thread ends the process with a ``Timeout``
 record once a snippet exceeds ``SYNCADVISOR_SNIPPET_TIMEOUT`` seconds (default 60), and a
 snippet that leaves a ``strategy.scope()`` entered also ends the process (the next snippet
-would inherit the scope); the runner then restarts the harness for the remaining snippets.
+would inherit the scope), and so does one that raised a ``tf.errors.OpError`` (a failed graph
+execution under MirroredStrategy aborts the process's collective ops: every later all-reduce in
+it fails with "Collective ops is aborted"); the runner then restarts the harness for the
+remaining snippets.
 If TensorFlow cannot be imported, a ``FATAL`` line is written and the exit status is 3.
 """
 
@@ -57,6 +60,7 @@ MARK = "@@syncadvisor-runtime-harness@@"
 EXIT_TF_IMPORT_FAILED = 3
 EXIT_TIMEOUT = 124
 EXIT_LEAKED_SCOPE = 5
+EXIT_AFTER_OP_ERROR = 6
 _TRACEBACK_LIMIT = 6000
 _MESSAGE_LIMIT = 20000
 
@@ -213,6 +217,22 @@ def _run_one(name: str, source: str) -> dict:
     return record
 
 
+def _fresh_collective_keys(number: int) -> None:
+    """Give the strategies snippet `number` makes collective keys of their own.
+
+    TensorFlow keys a strategy's collective all-reduces from a class-level base (0 unless a
+    test sets it): every MirroredStrategy of a process starts at the same group and
+    instance keys, and one snippet's all-reduce of another shape under a key an earlier
+    snippet used aborts the process's collectives ("Shape mismatch in the collective
+    instance 100"). Each snippet is a program of its own: a base of its own."""
+    from tensorflow.python.distribute import collective_all_reduce_strategy, mirrored_strategy
+
+    for cls in (mirrored_strategy.MirroredStrategy, mirrored_strategy.MirroredStrategyV1,
+                collective_all_reduce_strategy.CollectiveAllReduceStrategy,
+                collective_all_reduce_strategy.CollectiveAllReduceStrategyV1):
+        cls._collective_key_base = 10_000 * number
+
+
 def main() -> int:
     os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
     # The claims are about the TensorFlow backend of Keras 3 and about plain Keras 3 as
@@ -274,7 +294,8 @@ def _serve(request: dict, timeout: float) -> int:
     watchdog = _Watchdog(protocol, timeout)
     watchdog.start()
     results: dict[str, dict] = {}
-    for name, source in request.items():
+    for number, (name, source) in enumerate(request.items()):
+        _fresh_collective_keys(number)
         protocol.line("START", name)
         watchdog.begin(name)
         record = _run_one(name, source)
@@ -287,6 +308,10 @@ def _serve(request: dict, timeout: float) -> int:
         if leaked:
             # Every later snippet would run inside that scope: let the runner restart us.
             return EXIT_LEAKED_SCOPE
+        if "OpError" in (record["exc_mro"] or ()):
+            # The collective executor of this process may be aborted: later snippets that
+            # all-reduce would fail for this one's sake.
+            return EXIT_AFTER_OP_ERROR
     protocol.document(results)
     return 0
 

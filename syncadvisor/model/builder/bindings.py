@@ -14,8 +14,8 @@ from ..facts import (
 from ..invariance import paired
 from ..names import PendingRef
 from .syntax import (
-    LITERAL_CONTAINERS, MAX_VALUE_DEPTH, dotted_parts, is_name_constant, literal_int,
-    single_string_literal, unstarred,
+    LITERAL_CONTAINERS, MAX_DISPLAY_ITEMS, MAX_VALUE_DEPTH, dotted_parts, is_name_constant,
+    literal_int, single_string_literal, unstarred,
 )
 from .constants import LITERALS, is_known, literal
 from .state import Walk
@@ -224,6 +224,10 @@ def value_of(w: Walk, node: ast.AST, depth: int = 0) -> Value:
         if isinstance(inner.literal, int):
             inner.literal = -inner.literal
         return inner
+    if isinstance(node, (ast.List, ast.Tuple)) and len(node.elts) <= MAX_DISPLAY_ITEMS and \
+            all(isinstance(e, ast.Constant) for e in node.elts):
+        return Value(OTHER, w.code(node), span,
+                     args=tuple(value_of(w, e, depth + 1) for e in node.elts))
     if isinstance(node, ast.Call) and depth < MAX_VALUE_DEPTH:
         value = Value(CALL, w.code(node), span)
         func_parts = dotted_parts(node.func)

@@ -179,21 +179,26 @@ def callable_bound(w: Walk, element: ast.AST) -> Optional[Bound]:
 def record_construction(w: Walk, node: ast.Call, func: ast.AST, last: str,
                         fn: Function) -> None:
     """A call of what may be a class: the objects it hands over by name (`Trainer(model,
-    optimizer)`), or a Keras object whose options the rules read (`SGD(0.1, momentum=m)`).
+    optimizer)`), a Keras object whose options the rules read (`SGD(0.1, momentum=m)`), or
+    a call given a keyword of tfapi.RECORDED_CONSTRUCTION_KEYWORDS (`Dense(8,
+    input_shape=(4,))`).
     By the naming convention, a class's name starts with a capital letter."""
     items = argument_items(node)
     passed = tuple(handed_bound(w, value) if value.__class__ in PASSABLE and not star
                    else None for _, _, value, star in items)
-    options = last in tfapi.KERAS3_SLOT_OPTIONS
-    if not options and not any(passed):
+    options = last in tfapi.KERAS3_SLOT_OPTIONS or last in tfapi.STRATEGY_ARGUMENT_CLASSES
+    # a layer given its input's shape, an optimizer that accumulates gradients (TFS109)
+    read = any(keyword in tfapi.RECORDED_CONSTRUCTION_KEYWORDS for _, keyword, _, _ in items)
+    if not options and not read and not any(passed):
         return
     parts = dotted_parts(func)
     if parts is None:
         return
     callee = Bound(BOUND_CALL, None, intern(".".join(parts)), w.span(node))
     w.pending_bounds.append((callee, w.ref(parts)))
-    # Only a Keras object's options are read as values; following an object into a
-    # parameter needs each argument's keyword and star alone (exact spans cost more).
+    # Only a Keras object's options and a strategy's arguments are read as values;
+    # following an object into a parameter needs each argument's keyword and star alone
+    # (exact spans cost more).
     args = arguments_of(w, node) if options else tuple(
         argument_slot(keyword, star) for _, keyword, _, star in items)
     w.model.constructions.append(Construction(

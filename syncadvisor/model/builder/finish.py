@@ -142,6 +142,9 @@ def finish(w: Walk) -> FileModel:
         elif method_style is not None:
             w.model.reads.append(method_style)
     link_higher_order(w)
+    for function, ref in w.pending_traced:
+        if resolve(ref) in tfapi.TRACING_DECORATORS:
+            function.traced = True
     for layer, ref in w.pending_layer_calls:
         layer.callee = resolve(ref)
         w.model.layer_calls.append(layer)

@@ -56,7 +56,8 @@ def enter_branch(w: Walk, narrowing: Narrowing, passes: bool) -> int:
         if entry.creator == -1 and entry.text == text:
             copy = ScopeEntry(entry.receivers, entry.text, entry.span, entry.function,
                               entry.creator, entry.narrowed + ((classes, positive == passes),),
-                              entry.preceding, entry.body, entry.item_reads)
+                              entry.preceding, entry.body, entry.item_reads,
+                              statements=entry.statements)
             scopes.append(copy)
             fn.scopes.append(len(scopes) - 1)
             return 1

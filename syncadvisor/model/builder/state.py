@@ -109,6 +109,8 @@ class Walk:
         self.pending_checkpoints: List[Tuple[PendingRef, List[Read]]] = []
         self.pending_saves: List[Tuple[PendingRef, Read, Optional[Read]]] = []
         self.pending_layer_calls: List[Tuple[LayerCall, PendingRef]] = []
+        # Functions with a decorator that may be `tf.function`, and the decorator's name.
+        self.pending_traced: List[Tuple[FunctionInfo, PendingRef]] = []
         # Calls that may hand objects over to a project function (`FileModel.handovers`,
         # `Construction`): what `finish` needs to record them once their callee is
         # resolved, for those that may call the project's code -- (callee, the call, its

@@ -15,6 +15,10 @@ from ..facts import OTHER, Argument, Span, Value
 MEMBER_LIKE = re.compile(r"^[A-Z][A-Z0-9_]*$")  # an enum member's spelling
 
 MAX_VALUE_DEPTH = 2  # how deep call arguments are kept as values
+# A list or tuple display of at most this many constants keeps them as its value's `args`
+# (`MirroredStrategy(["/gpu:0"])`: how many devices); a longer one (a literal initial
+# value of thousands of numbers) keeps only its text.
+MAX_DISPLAY_ITEMS = 16
 
 MAX_SUM_DEPTH = 8  # how many terms deep `assign(total + a + b)` is searched for `total`
 

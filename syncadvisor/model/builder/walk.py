@@ -160,6 +160,8 @@ def on_function(w: Walk, node) -> None:
     static = any(isinstance(d, ast.Name) and d.id == "staticmethod"
                  for d in node.decorator_list)
     method = w.scope.kind == CLASS and not static
+    # Decorators are names of the scope around the def: referred to before entering it.
+    tracing = [w.ref(parts) for parts in map(tracing_decorator, node.decorator_list) if parts]
     enter_function(w, node.name, w.name_span(node, keyword),
                    param_names(node.args), static)
     fn = w.fn
@@ -175,6 +177,7 @@ def on_function(w: Walk, node) -> None:
     if w.fn.info is not None:
         w.fn.info.params = signature(node.args)
         w.fn.info.static = static
+        w.pending_traced.extend((w.fn.info, ref) for ref in tracing)
     visit_all(w, node.decorator_list)
     walk_parameters(w, node.args)
     if w.fn.info is not None:
@@ -186,6 +189,19 @@ def on_function(w: Walk, node) -> None:
         visit(w, node.returns)
     visit_all(w, node.body)
     leave_function(w)
+
+
+def tracing_decorator(node: ast.AST) -> Optional[Tuple[str, ...]]:
+    """The dotted name of a decorator that may be `tf.function` (`@tf.function`,
+    `@tf.function(reduce_retracing=True)`), or None: not a name, or compiled with XLA
+    (a literal true `jit_compile=`), which traces differently."""
+    if node.__class__ is ast.Call:
+        if any(k.arg in tfapi.XLA_COMPILE_ARGUMENTS and not (
+                isinstance(k.value, ast.Constant) and not k.value.value)
+               for k in node.keywords):
+            return None
+        node = node.func
+    return dotted_parts(node)
 
 
 def enter_function(w: Walk, name: str, name_span: Span, params: List[str], static: bool
@@ -464,8 +480,10 @@ def on_with(w: Walk, node) -> None:
     strategy_scopes = [e for e in w.model.scopes[first:] if e.creator == -1]
     if strategy_scopes:
         preceding, body, reads = block_facts(w, node)
+        statements = tuple(w.span(statement) for statement in node.body)
         for entry in strategy_scopes:
             entry.preceding, entry.body, entry.item_reads = preceding, body, reads
+            entry.statements = statements
     for item in node.items:
         visit(w, item.context_expr)
         if item.optional_vars is not None:

@@ -1,0 +1,31 @@
+# claim: (negative) CentralStorageStrategy over two compute devices (variables on one device):
+# the Adam first built in the traced step trains.
+# syncadvisor-expect-none: TFS109
+# result-assert: RESULT["slots"] == 6
+import keras
+import tensorflow as tf
+
+strategy = tf.distribute.experimental.CentralStorageStrategy(["/cpu:0", "/cpu:1"])
+with strategy.scope():
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+    optimizer = keras.optimizers.Adam()
+
+
+def step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((model(x) - y) ** 2)
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+
+
+@tf.function
+def train(x, y):
+    return strategy.run(step, args=(x, y))
+
+
+dataset = tf.data.Dataset.from_tensor_slices((tf.ones((16, 4)), tf.zeros((16, 1)))).batch(8)
+for x, y in strategy.experimental_distribute_dataset(dataset):
+    train(x, y)
+RESULT = {"slots": len(optimizer.variables)}
+print(RESULT)

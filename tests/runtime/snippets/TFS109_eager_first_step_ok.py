@@ -1,0 +1,32 @@
+# claim: (negative) a first step run eagerly builds the optimizer; the traced steps after it
+# train. (TFS109 stays silent: an `apply_gradients` that may run eagerly may be the first.)
+# syncadvisor-expect-none: TFS109
+# result-assert: RESULT["slots"] == 6
+import keras
+import tensorflow as tf
+
+strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+with strategy.scope():
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+    optimizer = keras.optimizers.Adam()
+
+
+def step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((model(x) - y) ** 2)
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+
+
+@tf.function
+def train(x, y):
+    return strategy.run(step, args=(x, y))
+
+
+strategy.run(step, args=(tf.ones((2, 4)), tf.zeros((2, 1))))  # one eager step first
+dataset = tf.data.Dataset.from_tensor_slices((tf.ones((16, 4)), tf.zeros((16, 1)))).batch(8)
+for x, y in strategy.experimental_distribute_dataset(dataset):
+    train(x, y)
+RESULT = {"slots": len(optimizer.variables)}
+print(RESULT)
