@@ -12,6 +12,7 @@ from benchmarks import HERE, corpus as corpus_mod
 from benchmarks.editor import format_editor, run_editor
 from benchmarks.harness import run_scaling, run_tools
 from benchmarks.report import format_result, format_scaling, machine_info
+from benchmarks.results import _append_results, _fresh_bytecode
 from benchmarks.tools import ALL_TOOLS, TOOL_ALIASES, build_tools, resolve_tool_keys
 
 
@@ -172,35 +173,6 @@ def main(argv: list[str] | None = None) -> int:
         args.json.write_text(json.dumps(out, indent=2))
         _log(f"[bench] raw numbers written to {args.json}")
     return 0
-
-
-def _fresh_bytecode() -> None:
-    """Every tool's Python modules compiled now: with PYTHONDONTWRITEBYTECODE set, a module
-    edited since its .pyc was written would be compiled again in every timed run, which an
-    installed tool never does."""
-    import os
-    import subprocess
-
-    import syncadvisor
-
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    subprocess.run([sys.executable, "-m", "compileall", "-q",
-                    str(Path(syncadvisor.__file__).parent)], env=env, check=False,
-                   stdout=subprocess.DEVNULL)
-
-
-def _append_results(path: Path, machine: dict, argv: list, texts: list, seconds: float) -> None:
-    """One section per run, newest last: when, where, the command, the tables."""
-    new = not path.exists()
-    with open(path, "a", encoding="utf-8") as out:
-        if new:
-            out.write("# Benchmark results\n\nWritten by `python -m benchmarks` (one section per run, "
-                      "newest last; `--no-results` leaves this file alone). Each section names the "
-                      "machine and the commit it measured.\n")
-        commit = machine.get("git_commit") or "?"
-        out.write(f"\n## {machine.get('date_utc', '?')} at {commit}\n\n")
-        out.write(f"`python -m benchmarks {' '.join(argv)}` ({seconds:.0f} s)\n\n```\n")
-        out.write("\n\n".join(t.strip("\n") for t in texts) + "\n```\n")
 
 
 if __name__ == "__main__":

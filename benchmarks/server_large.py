@@ -28,8 +28,9 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
-from benchmarks.server import (LATENCY_TARGET_MS, Client, _env, _percentile, _progress_end,
-                               _published, _uri, corpus_workspace, server_argv)
+from benchmarks.lsp_client import (LATENCY_TARGET_MS, Client, _env, _percentile,
+                                   _progress_end, _published, _uri, corpus_workspace,
+                                   server_argv)
 
 BATCHNORM = "keras/keras/src/layers/normalization/batch_normalization.py"
 LAYER = "keras/keras/src/layers/layer.py"
