@@ -18,7 +18,7 @@ from ..collector import collector_paused
 from ..config import Resolver, Settings
 from ..findings import Finding
 from ..model.facts import FileModel
-from ..model.project import Project, projects
+from ..model.project import Project, projects, source_root
 from ..rules import all_codes, enabled_rules
 from ..rules.base import Rule, RuleContext
 from ..rules.tfs901_unused_noqa import unused_noqa
@@ -43,6 +43,59 @@ def link(models: Iterable[FileModel], track: bool = False) -> Dict[str, Project]
         for fm in project.files:
             found[fm.path] = project
     return found
+
+
+class Linked:
+    """The projects a run's files are linked in, kept across changes to the files: a
+    changed file's model replaces its old one in its project (`Project.replace`), which
+    forgets only the answers that read what changed. The language server keeps one for
+    its workspace, `--fix` one for its rounds.
+
+    Invariant: `projects` maps the path of every model a project holds to that project.
+    """
+
+    def __init__(self, models: Iterable[FileModel]):
+        self.projects: Dict[str, Project] = link(models, track=True)
+
+    def model(self, path: str) -> Optional[FileModel]:
+        """The model the projects hold for `path`, if any."""
+        project = self.projects.get(path)
+        return project.index.files.get(path) if project is not None else None
+
+    def replace(self, path: str, model: Optional[FileModel]) -> bool:
+        """The file at `path` is now `model` (None: gone, or not modelled); False where a
+        file new to the projects joins none (its module clashes with each project's):
+        they are to be linked anew."""
+        project = self.projects.get(path)
+        if project is None:
+            if model is None:
+                return True
+            project = self._project_for(model)
+            if project is None:
+                return False
+        self.join(project, path, model)
+        return True
+
+    def join(self, project: Project, path: str, model: Optional[FileModel]) -> None:
+        """`model` at `path` is in `project` now (None: in none)."""
+        project.replace(path, model)
+        if model is None:
+            self.projects.pop(path, None)
+        else:
+            self.projects[path] = project
+
+    def _project_for(self, model: FileModel) -> Optional[Project]:
+        """The project a new file joins: the one that has its source root, else the first
+        whose modules its module does not clash with."""
+        root = source_root(model)
+        candidates: List[Project] = []
+        for path, project in self.projects.items():
+            if project not in candidates:
+                candidates.append(project)
+            if source_root(project.index.files[path]) == root and \
+                    project.index.module(model.module) is None:
+                return project
+        return next((p for p in candidates if p.index.module(model.module) is None), None)
 
 
 def check(results: Sequence[FileResult], resolver: Resolver,
