@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Dict, Hashable, Iterable, List, Optional, Tuple
 
-from ..records import record
+from ..records import record, replace
 from . import calls as calls_module
 from . import objects as objects_module
 from . import replica as replica_module
@@ -79,8 +79,9 @@ class Project:
 
     def _link(self) -> Dict[VarKey, VariableSite]:
         """Every variable site of the run with its updates and reads, the updates' value
-        kinds settled (`_settle_invariance`). Sites are new records each time: a settled
-        update belongs to one link."""
+        kinds settled (`_settle_invariance`). Sites and updates are new records each time:
+        a settled update belongs to one link (the update table may be a kept answer, whose
+        records a settlement must not change for the next link)."""
         by_key: Dict[VarKey, VariableSite] = {}
         for fm in self.index.all_files():
             for site in self._file_sites(fm.path):
@@ -89,9 +90,14 @@ class Project:
                                       site.dtype_source, site.contexts, site.unexpected,
                                       site.index)
                 by_key[linked.key] = linked
+        copies: Dict[int, UpdateInfo] = {}  # id of a kept record -> its copy (one per link)
         for key, updates in self.usage.update_table().items():
             if key in by_key:
-                by_key[key].updates.extend(updates)
+                for update in updates:
+                    copy = copies.get(id(update))
+                    if copy is None:
+                        copy = copies[id(update)] = replace(update)
+                    by_key[key].updates.append(copy)
         for key, reads in self.usage.read_table().items():
             if key in by_key:
                 by_key[key].reads.extend(reads)

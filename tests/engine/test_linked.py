@@ -4,6 +4,7 @@ whatever order, every file's findings are those of the same files linked afresh.
 from __future__ import annotations
 
 import random
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,38 @@ def _kept_and_fresh(linked: Linked, results):
     kept = check(results, SETTINGS, lambda path: None, linked=linked.projects).findings
     fresh = check(results, SETTINGS, lambda path: None).findings
     return _shown(kept), _shown(fresh)
+
+
+def test_an_update_is_settled_again_when_a_variable_it_reads_goes_out_of_sync():
+    """`u.assign(w * 2.0)` is the same on every replica while `w` is in sync; once `w` is
+    ON_READ (an edit of the file that makes it, not of the update's), it is not: TFS201.
+    The update records a kept update table holds are settled anew by each link."""
+    update = _result("/p/pkg/a.py", textwrap.dedent("""\
+        import tensorflow as tf
+        from pkg.b import w, strategy
+        with strategy.scope():
+            u = tf.Variable(0.0, aggregation=tf.VariableAggregation.NONE)
+        def step():
+            u.assign(w * 2.0)
+        strategy.run(step)
+        """), "pkg.a")
+    variable = textwrap.dedent("""\
+        import tensorflow as tf
+        strategy = tf.distribute.MirroredStrategy()
+        with strategy.scope():
+            w = tf.Variable(1.0{})
+        """)
+    in_sync = _result("/p/pkg/b.py", variable.format(""), "pkg.b")
+    on_read = _result("/p/pkg/b.py", variable.format(
+        ", synchronization=tf.VariableSynchronization.ON_READ, "
+        "aggregation=tf.VariableAggregation.SUM"), "pkg.b")
+    linked = Linked([update.model, in_sync.model])
+    kept, fresh = _kept_and_fresh(linked, [update, in_sync])
+    assert kept == fresh == []
+    kept, fresh = _kept_and_fresh(linked, [update, on_read])
+    assert kept == fresh and [f[3] for f in fresh] == ["TFS201"]
+    kept, fresh = _kept_and_fresh(linked, [update, in_sync])
+    assert kept == fresh == []
 
 
 # --- any sequence of replacements ------------------------------------------------------
