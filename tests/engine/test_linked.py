@@ -66,6 +66,27 @@ def test_an_update_is_settled_again_when_a_variable_it_reads_goes_out_of_sync():
     assert kept == fresh == []
 
 
+def test_a_replaced_file_keeps_its_classes_place_in_the_run():
+    """Of two trackable classes that hold a variable (a base, and a subclass in a later
+    file), the first in the run's order is named: still after the base's file is replaced."""
+    base = textwrap.dedent("""\
+        import tensorflow as tf
+        class Base(tf.Module):
+            def __init__(self):
+                self.total = tf.Variable(0., trainable=False,
+                                         synchronization=tf.VariableSynchronization.ON_READ)
+        """)
+    sub = _result("/p/pkg/b.py", "import tensorflow as tf\nfrom pkg.a import Base\n"
+                                 "class Sub(Base):\n    pass\n", "pkg.b")
+    before = _result("/p/pkg/a.py", base, "pkg.a")
+    edited = _result("/p/pkg/a.py", base + "# edited\n", "pkg.a")
+    linked = Linked([before.model, sub.model])
+    _kept_and_fresh(linked, [before, sub])
+    kept, fresh = _kept_and_fresh(linked, [edited, sub])
+    assert kept == fresh
+    assert "`Base` tracks it" in fresh[0][4]
+
+
 # --- any sequence of replacements ------------------------------------------------------
 
 FIX = paths.FIXTURES / "fix"
