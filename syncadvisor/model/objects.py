@@ -139,7 +139,9 @@ class Objects:
     def __init__(self, db: Db, index: ProjectIndex):
         self.db = db
         self.index = index
-        self._bounds: Dict[Tuple[int, str], Bound] = {}  # the bound of each `objects` key
+        # The bound of each `objects` key, by file: a replaced file's are found, and
+        # forgotten, without going over every other file's.
+        self._bounds: Dict[str, Dict[int, Bound]] = {}
         self._objects = db.query("objects", self._compute_objects, _NOTHING, same=same_objects)
         self.calls_of = db.query("calls_of", self._calls_of, (), same=_same_callers)
         self.arguments = db.query("arguments", self._arguments, (), same=same_items)
@@ -156,11 +158,12 @@ class Objects:
         """The answers about `path`'s references, once its model is replaced: about
         objects that are gone (`Db.changed`)."""
         query = self._objects
-        return [(query, key) for key in self._bounds if key[1] == path and key in query.memo]
+        keys = ((bound_id, path) for bound_id in self._bounds.get(path, ()))
+        return [(query, key) for key in keys if key in query.memo]
 
     def forget(self, path: str) -> None:
         """`path`'s file was replaced: its references are no longer asked about."""
-        self._bounds = {k: b for k, b in self._bounds.items() if k[1] != path}
+        self._bounds.pop(path, None)
 
     # --- what a reference may denote ------------------------------------------------
 
@@ -193,16 +196,16 @@ class Objects:
         key = (id(bound), path)
         query = self._objects
         if self.db.track:  # (an answer checked in a new revision is answered again)
-            self._bounds[key] = bound
+            self._bounds.setdefault(path, {})[key[0]] = bound
             return query(*key)
         found = query.memo.get(key)
         if found is None:
-            self._bounds[key] = bound
+            self._bounds.setdefault(path, {})[key[0]] = bound
             return self.db.ask(query, key)
         return found
 
     def _compute_objects(self, bound_id: int, path: str) -> FrozenSet[Obj]:
-        bound = self._bounds[(bound_id, path)]
+        bound = self._bounds[path][bound_id]
         self.db.depend(("file", path))
         found: Set[Obj] = set()
         self._collect(bound, path, found)
