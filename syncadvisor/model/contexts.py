@@ -84,12 +84,15 @@ class Context:
     # before the strategy sees it. Those entered outside the scope run after the strategy
     # has validated the choice, and are not kept.
     creators: Tuple[Creator, ...] = ()
+    # An UNKNOWN context that stands for every context of the code (CANNOT_TELL): a bound
+    # was reached, and no context found is the whole answer.
+    bounded: bool = False
 
     def with_creators(self, inner: Tuple[Creator, ...]) -> "Context":
         """This context with `inner` entered inside it. A creator already in effect is not
         entered twice: a recursive call under a creator gives its callee finitely many
         contexts."""
-        if not inner:
+        if not inner or self.bounded:
             return self
         added = tuple(c for c in inner if c not in self.creators)
         return Context(self.kind, self.strategy, added + self.creators) if added else self
@@ -98,6 +101,22 @@ class Context:
 CTX_NONE = Context(NO_STRATEGY)
 CTX_UNKNOWN = Context(UNKNOWN)
 _NO_CONTEXTS: FrozenSet[Context] = frozenset()
+
+# The contexts of code whose contexts cannot be told: rules read them as unknown (no
+# error, at most the warning of code no caller in the run reaches). A function's contexts
+# are CANNOT_TELL where a bound is reached on the way to them, never the merge of those
+# found before it:
+# - a call that may run more than MAX_TARGETS functions (`layer.call(x)` for a layer of
+#   any of thousands of classes) runs each in a context that cannot be told;
+# - a function that runs in more than MAX_CONTEXTS contexts (called from thousands of
+#   places, each under its own strategy), or is called from code whose contexts cannot
+#   be told, has CANNOT_TELL (which so spreads to what it calls: the answers only grow,
+#   to it, so that a circle of calls still has one least answer);
+# - a call chain deeper than the query engine follows (`db.MAX_OPEN`) ends in it.
+CTX_CANNOT_TELL = Context(UNKNOWN, bounded=True)
+CANNOT_TELL: FrozenSet[Context] = frozenset({CTX_CANNOT_TELL})
+MAX_TARGETS = 64
+MAX_CONTEXTS = 64
 
 
 class StrategyResolver:
@@ -241,7 +260,8 @@ class Strategies:
         self._scopes = StrategyResolver(index, objects, current=True)
         self.scope_strategy = db.query("scope_strategy", self._scope_strategy, same=_equal)
         self.scope_creator = db.query("scope_creator", self._scope_creator)
-        self.contexts = db.query("contexts", self._contexts, _NO_CONTEXTS, same=_equal)
+        self.contexts = db.query("contexts", self._contexts, _NO_CONTEXTS, same=_equal,
+                                 unknown=CANNOT_TELL)
         self._current_calls = db.query("current_calls", self._current_calls_of, {})
 
     # --- scopes ------------------------------------------------------------------------
@@ -316,7 +336,10 @@ class Strategies:
             return frozenset({CTX_UNKNOWN})
         found: Set[Context] = set()
         index = self.index
+        targets = self.calls.targets
         for path, i in callers:
+            if len(targets(path, i)) > MAX_TARGETS:
+                return CANNOT_TELL
             edge = index.file_at(path).calls[i]
             lexical, creators = self.lexical(path, edge.scopes)
             if lexical is None and edge.caller is None:
@@ -325,7 +348,11 @@ class Strategies:
                 found.add(lexical)
                 continue
             source = self.contexts(edge.caller)
+            if CTX_CANNOT_TELL in source:
+                return CANNOT_TELL
             found.update((c.with_creators(creators) for c in source) if creators else source)
+            if len(found) > MAX_CONTEXTS:
+                return CANNOT_TELL
         return frozenset(found)
 
     def contexts_at(self, path: str, function: Optional[str],

@@ -40,10 +40,11 @@ from typing import Any, Callable, Dict, Hashable, Iterable, List, Optional, Set,
 
 _MISSING: Any = object()
 
-# How many questions may be open at once: past this, the answer is the bottom ("cannot
-# tell"), which keeps pathological code bounded. Each open question takes a few Python
-# frames (this module's two, its compute function's and their helpers'): a first
-# question raises the recursion limit to room for them all while it is answered.
+# How many questions may be open at once: past this, the answer is the query's `unknown`
+# ("cannot tell"; its bottom where it has none), which keeps pathological code bounded.
+# Each open question takes a few Python frames (this module's two, its compute
+# function's and their helpers'): a first question raises the recursion limit to room
+# for them all while it is answered.
 MAX_OPEN = 250
 _FRAMES_PER_QUESTION = 10
 # How many times a circle is answered again: a circle through a question that is not
@@ -59,10 +60,10 @@ class Query:
     of the object that holds the query, and a run's facts must not be kept in a reference
     cycle (the command runs with the cycle collector paused, and frees them at once)."""
 
-    __slots__ = ("name", "_compute", "bottom", "memo", "_db", "same", "__weakref__")
+    __slots__ = ("name", "_compute", "bottom", "memo", "_db", "same", "unknown", "__weakref__")
 
     def __init__(self, db: "Db", name: str, compute: Callable[..., Any], bottom: Any,
-                 same: Optional[Callable[[Any, Any], bool]] = None):
+                 same: Optional[Callable[[Any, Any], bool]] = None, unknown: Any = _MISSING):
         self.name = name
         # Whether a new answer is the same as the one before, for what read that one
         # (tracked runs; unset: only the very same object is).
@@ -70,6 +71,9 @@ class Query:
         self._compute: Callable[[], Callable[..., Any]] = weakref.WeakMethod(compute) \
             if hasattr(compute, "__self__") else (lambda: compute)  # type: ignore[assignment]
         self.bottom = bottom
+        # The answer where the question is too deep to ask (MAX_OPEN): what the query
+        # says when it cannot tell, where that is not its bottom.
+        self.unknown = bottom if unknown is _MISSING else unknown
         self.memo: Dict[Hashable, Any] = {}
         self._db = weakref.ref(db)
 
@@ -176,8 +180,9 @@ class Db:
         return [q for q in (ref() for ref in self._queries) if q is not None]
 
     def query(self, name: str, compute: Callable[..., Any], bottom: Any = None,
-              same: Optional[Callable[[Any, Any], bool]] = None) -> Query:
-        made = Query(self, name, compute, bottom, same)
+              same: Optional[Callable[[Any, Any], bool]] = None,
+              unknown: Any = _MISSING) -> Query:
+        made = Query(self, name, compute, bottom, same, unknown)
         self._queries.append(weakref.ref(made))
         return made
 
@@ -204,7 +209,7 @@ class Db:
             self._read(entry, _open_end(given.reached))
             return given.value
         if len(stack) >= MAX_OPEN:
-            return query.bottom
+            return query.unknown
         if not stack:
             return self._first(query, key)
         frame = _Frame(len(stack), len(self._log), self.track)

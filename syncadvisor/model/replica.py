@@ -16,7 +16,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 from ..records import record
 from . import tfapi
 from .calls import CallGraph
-from .contexts import Strategies, Strategy
+from .contexts import MAX_TARGETS, Strategies, Strategy
 from .db import Db
 from .facts import BOUND_CALL, BOUND_NAMES, ENTRY_CROSS, BranchTest, FileModel, Span
 from .index import ProjectIndex, plain_items
@@ -56,6 +56,13 @@ class Hop:
 
 
 MODULE_LEVEL = Where(CROSS, "module-level code")
+# The replica contexts of code whose contexts cannot be told: an UNKNOWN one that stands
+# for all (`contexts.CANNOT_TELL`, whose bounds it shares: a call that may run more than
+# MAX_TARGETS functions, a function entered in more than MAX_WHERES contexts or called
+# from code whose contexts cannot be told, a call chain deeper than `db.MAX_OPEN`).
+WHERE_CANNOT_TELL = Where(UNKNOWN, "more callers than can be told apart")
+WHERES_CANNOT_TELL: FrozenSet[Where] = frozenset({WHERE_CANNOT_TELL})
+MAX_WHERES = 64
 _CALLED_FROM_MODULE = "called from module-level code"
 _NO_WHERE: FrozenSet[Where] = frozenset()
 
@@ -83,7 +90,8 @@ class Replica:
         self.calls = calls
         self.strategies = strategies
         self._keras_kind = keras_kind
-        self.where = db.query("where", self._where, _NO_WHERE, same=_equal)
+        self.where = db.query("where", self._where, _NO_WHERE, same=_equal,
+                              unknown=WHERES_CANNOT_TELL)
         self._entered = db.query("entered", self._entered_table, {})
 
     # --- where a function runs ---------------------------------------------------------
@@ -96,12 +104,22 @@ class Replica:
             found.add(keras)
         callers = self.calls.callers(function)
         index = self.index
+        targets = self.calls.targets
         for path, i in callers:
+            if len(targets(path, i)) > MAX_TARGETS:
+                return WHERES_CANNOT_TELL
             edge = index.file_at(path).calls[i]
             if edge.caller is None:
                 found.add(Where(CROSS, _CALLED_FROM_MODULE, at=(path, edge.span)))
             else:
-                found |= self.where(edge.caller)
+                source = self.where(edge.caller)
+                if WHERE_CANNOT_TELL in source:
+                    return WHERES_CANNOT_TELL
+                found |= source
+            if len(found) > MAX_WHERES:
+                return WHERES_CANNOT_TELL
+        if len(found) > MAX_WHERES:
+            return WHERES_CANNOT_TELL
         if not callers and not found:
             found.add(Where(UNKNOWN))
         return frozenset(found)

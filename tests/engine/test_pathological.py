@@ -1,0 +1,197 @@
+"""Pathological inputs stay bounded: no traceback, work that grows with the input (not
+with its square), and where a bound is reached the answer is "cannot tell" -- no error
+finding from a merged answer.
+
+Work is counted, not timed: the Python calls a check makes (cProfile's count, the same
+from run to run but for the order of a few sets) and the questions the query engine
+answers, for an input and for the same input twice as large. Linear work doubles; the
+quadratic growth each of these once had quadruples it.
+"""
+from __future__ import annotations
+
+import cProfile
+import pstats
+import sys
+import textwrap
+from typing import Dict, List, Optional, Tuple
+
+import pytest
+
+from syncadvisor.config import Settings
+from syncadvisor.engine import Run
+from syncadvisor.engine.check import Linked, check, link
+from syncadvisor.findings import ERROR, Finding
+from syncadvisor.model import db as db_module
+from syncadvisor.model.contexts import CANNOT_TELL
+from syncadvisor.model.replica import WHERES_CANNOT_TELL
+
+SETTINGS = Settings(root="/p")
+HEAD = "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\n"
+# Doubling the input at most multiplies the work by this (linear: 2, and a little more
+# for the fixed cost of a run being spread over less; quadratic: 4).
+LINEAR = 2.6
+
+
+def _run(sources: Dict[str, str]) -> Run:
+    run = Run(SETTINGS)
+    for path, text in sources.items():
+        run.add_text(path, text)
+    return run
+
+
+class Checked:
+    """A run's findings, its projects (to ask about) and how much work its check took."""
+
+    def __init__(self, sources: Dict[str, str], tracked: bool = False, profile: bool = False):
+        run = _run(sources)
+        results = run.analyze()
+        models = [r.model for r in results if r.model is not None]
+        self.projects = Linked(models).projects if tracked else link(models)
+        profiler = cProfile.Profile() if profile else None
+        if profiler is not None:
+            profiler.enable()
+        self.findings: List[Finding] = check(results, SETTINGS, lambda path: sources.get(path),
+                                             linked=self.projects).findings
+        if profiler is not None:
+            profiler.disable()
+        self.calls = pstats.Stats(profiler).total_calls if profiler else 0  # type: ignore
+        self.answers = sum(sum(p.db.answers().values()) for p in set(self.projects.values()))
+
+    def project(self, path: str):
+        return self.projects[path]
+
+    def codes(self, severity: Optional[str] = None) -> List[str]:
+        return sorted(f.code for f in self.findings
+                      if severity is None or f.severity == severity)
+
+
+def _no_tool_error(checked: Checked) -> None:
+    assert not [f.message for f in checked.findings if "internal error" in f.message]
+
+
+def _grows_linearly(make, n: int, tracked: bool = False) -> Tuple[Checked, Checked]:
+    small, large = Checked(make(n), tracked, True), Checked(make(2 * n), tracked, True)
+    for checked in (small, large):
+        _no_tool_error(checked)
+    assert large.calls <= LINEAR * small.calls, (small.calls, large.calls)
+    assert large.answers <= LINEAR * small.answers, (small.answers, large.answers)
+    return small, large
+
+
+# --- deep nesting ---------------------------------------------------------------------
+
+def _call_chain(depth: int) -> Dict[str, str]:
+    """A chain of `depth` functions, each calling the next; the last makes a variable
+    with no aggregation that replicas update; the first is called under a strategy."""
+    out = [HEAD]
+    for i in range(depth):
+        out.append(f"def f{i}():\n    return f{i + 1}()\n")
+    out.append(f"def f{depth}():\n"
+               f"    v = tf.Variable(0.0, aggregation=tf.VariableAggregation.NONE)\n"
+               f"    strategy.run(lambda: v.assign(tf.random.normal([])))\n"
+               f"    return v\n")
+    out.append("with strategy.scope():\n    f0()\n")
+    return {"/p/chain.py": "\n".join(out)}
+
+
+def test_a_call_chain_deeper_than_the_engine_follows_cannot_tell():
+    """Deeper than the query engine follows (`db.MAX_OPEN` open questions), the strategy
+    a function runs under cannot be told: no error from the chain; shallow, there is."""
+    from syncadvisor.model.contexts import IN_STRATEGY
+
+    shallow = Checked(_call_chain(10)).project("/p/chain.py").strategies
+    assert {c.kind for c in shallow.contexts("chain.f10")} == {IN_STRATEGY}
+    deep = Checked(_call_chain(2 * db_module.MAX_OPEN))
+    _no_tool_error(deep)
+    assert not deep.codes(ERROR), deep.findings
+    strategies = deep.project("/p/chain.py").strategies
+    assert strategies.contexts(f"chain.f{2 * db_module.MAX_OPEN}") == CANNOT_TELL
+    _grows_linearly(_call_chain, db_module.MAX_OPEN)
+
+
+# --- a call fanning out to thousands of functions ------------------------------------------
+
+def _fan_out(n: int) -> Dict[str, str]:
+    """A method name defined in n Keras layers, each updating a variable with no
+    aggregation in `call` and calling its own `call` in another method (n calls that
+    name `call`); one call under a strategy may run any of them."""
+    out = [HEAD]
+    for i in range(n):
+        out.append(textwrap.dedent(f"""\
+            class L{i}(tf.keras.layers.Layer):
+                def build(self, shape):
+                    self.s = tf.Variable(0.0, aggregation=tf.VariableAggregation.NONE)
+                def call(self, x):
+                    self.s.assign(tf.random.normal([]))
+                    return x
+                def forward(self, x):
+                    return self.call(x)
+            """))
+    out.append("with strategy.scope():\n    LAYERS = [" + ", ".join(f"L{i}()" for i in range(n))
+               + "]\n")
+    out.append("def apply(x):\n    for layer in LAYERS:\n        x = layer.call(x)\n"
+               "    return x\n")
+    out.append("y = apply(1.0)\n")
+    return {"/p/fanout.py": "\n".join(out)}
+
+
+@pytest.mark.parametrize("tracked", [False, True], ids=["command", "server"])
+def test_a_call_fanning_out_to_thousands_of_functions(tracked):
+    """`layer.call(x)` for a layer of any of n classes: a call that may run more than
+    MAX_TARGETS functions runs each in a context that cannot be told. Found either way
+    the run finds callers (the command's table of every call's targets; a kept
+    project's calls by the name they call, once a name for all its methods)."""
+    from syncadvisor.model.contexts import MAX_TARGETS
+
+    narrow = Checked(_fan_out(3), tracked)
+    assert narrow.codes().count("TFS201") == 3
+    wide = Checked(_fan_out(MAX_TARGETS + 1), tracked)
+    _no_tool_error(wide)
+    assert "TFS201" not in wide.codes()
+    project = wide.project("/p/fanout.py")
+    assert project.strategies.contexts("fanout.L0.call") == CANNOT_TELL
+    assert project.replica.where("fanout.L0.call") == WHERES_CANNOT_TELL
+    _grows_linearly(_fan_out, 300, tracked)
+
+
+# --- a function called from thousands of places -------------------------------------------
+
+def _fan_in(n: int, depth: int = 20) -> Dict[str, str]:
+    """A helper called from n places, each under its own strategy and in its own
+    `strategy.run`; it calls a chain of `depth` functions, the last making a variable."""
+    out = [HEAD]
+    for k in range(depth):
+        out.append(f"def helper{k}(x):\n    return helper{k + 1}(x)\n")
+    out.append(f"def helper{depth}(x):\n"
+               f"    v = tf.Variable(0.0, aggregation=tf.VariableAggregation.NONE)\n"
+               f"    v.assign(tf.reduce_mean(x))\n    return v\n")
+    for i in range(n):
+        out.append(f"s{i} = tf.distribute.MirroredStrategy()\n"
+                   f"with s{i}.scope():\n    helper0(1.0)\n"
+                   f"def step{i}(x):\n    return helper0(x)\n"
+                   f"s{i}.run(step{i}, args=(1.0,))\n")
+    return {"/p/fanin.py": "\n".join(out)}
+
+
+def test_a_function_called_from_thousands_of_places():
+    """Every caller under its own strategy: a function with more than MAX_CONTEXTS
+    contexts (or replica contexts) cannot tell which, and neither can what it calls --
+    not the merge of thousands, which named one caller's strategy against another's
+    ("created under `s1` but updated under `s0`")."""
+    from syncadvisor.model.contexts import MAX_CONTEXTS
+
+    few = Checked(_fan_in(3))
+    assert "TFS108" in few.codes(ERROR)  # (the merge: what the next precision work removes)
+    many = Checked(_fan_in(MAX_CONTEXTS + 1))
+    _no_tool_error(many)
+    assert not many.codes(ERROR), many.findings
+    project = many.project("/p/fanin.py")
+    assert project.strategies.contexts("fanin.helper20") == CANNOT_TELL
+    assert project.replica.where("fanin.helper20") == WHERES_CANNOT_TELL
+    _grows_linearly(lambda n: _fan_in(n), 500)
+
+
+def test_the_recursion_limit_is_restored():
+    limit = sys.getrecursionlimit()
+    Checked(_call_chain(2 * db_module.MAX_OPEN))
+    assert sys.getrecursionlimit() == limit
