@@ -9,6 +9,7 @@ quadratic growth each of these once had quadruples it.
 """
 from __future__ import annotations
 
+import ast
 import cProfile
 import pstats
 import sys
@@ -79,6 +80,83 @@ def _grows_linearly(make, n: int, tracked: bool = False) -> Tuple[Checked, Check
 
 
 # --- deep nesting ---------------------------------------------------------------------
+
+def _deepest(make, lo: int = 10, hi: int = 20000) -> int:
+    """The deepest nesting of `make(depth)` that Python's own parser accepts."""
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        try:
+            ast.parse(make(mid))
+            lo = mid
+        except (SyntaxError, RecursionError, MemoryError):
+            hi = mid - 1
+    return lo
+
+
+EXPRESSIONS = {
+    "operands": lambda n: "+".join(["x"] * n),
+    "lambdas": lambda n: "lambda: " * n + "x",
+    "calls": lambda n: "f" + "(x)" * n,
+    "attributes": lambda n: "x" + ".a" * n,
+    "subscripts": lambda n: "x" + "[0]" * n,
+    "brackets": lambda n: "[" * n + "x" + "]" * n,
+    "conditionals": lambda n: "x if c else " * n + "x",
+    "unary": lambda n: "-" * n + "x",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(EXPRESSIONS))
+def test_expressions_nested_to_pythons_limit(shape):
+    """As deep as Python parses them, in a creation's argument, an update's value and a
+    scope: the file is modelled, or it is one TFS900 saying it is nested too deeply (the
+    model builder's bound) -- never a traceback, never another finding about that code."""
+    nest = EXPRESSIONS[shape]
+
+    def source(depth: int) -> str:
+        return HEAD + textwrap.dedent(f"""\
+            with strategy.scope():
+                v = tf.Variable({nest(depth)}, synchronization=tf.VariableSynchronization.DEFAULT)
+            def step():
+                v.assign({nest(depth)})
+            with {nest(depth)}:
+                w = tf.Variable(0.0)
+            """)
+
+    depth = _deepest(source)
+    assert depth >= 199
+    # Python's limit is relative to how deep in the stack it parses: the tool parses a
+    # few frames deeper than this test, which takes away a few levels.
+    checked = Checked({"/p/deep.py": source(depth - 150 if depth > 1000 else depth)})
+    assert not [f for f in checked.findings if f.message.startswith("cannot parse")]
+    _no_tool_error(checked)
+    assert checked.codes() == ["TFS001"] or [f.message for f in checked.findings] == [
+        "cannot analyse: the code is nested too deeply"], checked.findings
+
+
+BLOCKS = ["if flag:", "with strategy.scope():", "def f{i}(x):", "class C{i}(tf.Module):",
+          "for i in range(3):", "while flag:", "try:", "async def g{i}():"]
+
+
+def _nested_blocks(depth: int) -> str:
+    lines = [HEAD]
+    for i in range(depth):
+        lines.append("    " * i + BLOCKS[i % len(BLOCKS)].format(i=i))
+    inner = "    " * depth
+    lines.append(inner + "v = tf.Variable(0.0, synchronization=tf.VariableSynchronization.DEFAULT)")
+    lines.append(inner + "v.assign_add(1.0)")
+    for i in reversed(range(depth)):
+        if BLOCKS[i % len(BLOCKS)] == "try:":
+            lines.append("    " * i + "except E:\n" + "    " * (i + 1) + "pass")
+    return "\n".join(lines) + "\n"
+
+
+def test_statements_nested_to_pythons_limit():
+    """Blocks of every kind inside each other, as deep as Python's indentation allows."""
+    depth = _deepest(_nested_blocks, 10, 200)
+    checked = Checked({"/p/blocks.py": _nested_blocks(depth)})
+    _no_tool_error(checked)
+    assert checked.codes() == ["TFS001"]
+
 
 def _call_chain(depth: int) -> Dict[str, str]:
     """A chain of `depth` functions, each calling the next; the last makes a variable
