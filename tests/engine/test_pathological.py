@@ -14,6 +14,7 @@ import cProfile
 import pstats
 import sys
 import textwrap
+import tracemalloc
 from typing import Dict, List, Optional, Tuple
 
 import pytest
@@ -185,6 +186,40 @@ def test_a_call_chain_deeper_than_the_engine_follows_cannot_tell():
     strategies = deep.project("/p/chain.py").strategies
     assert strategies.contexts(f"chain.f{2 * db_module.MAX_OPEN}") == CANNOT_TELL
     _grows_linearly(_call_chain, db_module.MAX_OPEN)
+
+
+# --- thousands of bindings of one name --------------------------------------------------
+
+def _bindings(n: int) -> Dict[str, str]:
+    out = [HEAD, "with strategy.scope():\n"
+                 "    v = tf.Variable(0.0, aggregation=tf.VariableAggregation.NONE)\n"]
+    out += [f"v = v + {i}" if i % 2 else f"v = make(v, {i})" for i in range(n)]
+    out.append("def step():\n    v.assign(tf.random.normal([]))\nstrategy.run(step)\n")
+    out.append("def f(x):\n" + "".join(f"    x = g(x, {i})\n" for i in range(n)) +
+               "    return x\n")
+    return {"/p/bindings.py": "\n".join(out) + "\n"}
+
+
+def test_thousands_of_bindings_of_one_name():
+    """Each use of a name listed every binding of it in its scope: memory and work grew
+    with the square of the bindings. Past `MAX_NAME_BINDINGS` a use cannot tell which
+    it sees: the update of `v` is no finding (with a few bindings it is)."""
+    from syncadvisor.engine.analyze import analyze_text
+    from syncadvisor.model.builder.handovers import MAX_NAME_BINDINGS
+
+    assert "TFS201" in Checked(_bindings(3)).codes()
+    many = Checked(_bindings(MAX_NAME_BINDINGS + 1))
+    _no_tool_error(many)
+    assert "TFS201" not in many.codes()
+    peaks = []
+    for n in (1000, 2000):
+        text = _bindings(n)["/p/bindings.py"]
+        tracemalloc.start()
+        analyze_text(text, "/p/bindings.py", SETTINGS)
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    assert peaks[1] <= LINEAR * peaks[0], peaks
+    _grows_linearly(_bindings, 600)
 
 
 # --- a call fanning out to thousands of functions ------------------------------------------

@@ -122,10 +122,20 @@ def handed_bound(w: Walk, value: ast.AST) -> Optional[Bound]:
                  options=options)
 
 
+# A use of a name that may have more bindings than this where it is used denotes what
+# cannot be told (none of them), not each: every use listing every binding would take
+# work and memory that grow with the square of the bindings (a name assigned thousands
+# of times in one scope, as generated code does).
+MAX_NAME_BINDINGS = 256
+
+
 def bounds_of_name(w: Walk, ref: PendingRef) -> List[Bound]:
-    """Every binding a plain name may have where it is used (if/else branches)."""
+    """Every binding a plain name may have where it is used (if/else branches); none
+    past MAX_NAME_BINDINGS."""
     # The scope `NameResolver.lookup` finds the name in: every binding there.
     _, entries = w.resolver.visible(ref.scope, ref.parts[0])
+    if len(entries) > MAX_NAME_BINDINGS:
+        return []
     return [b.bound if b.alias_parts is None else resolved_bound(w, b) for b in entries]
 
 
