@@ -55,6 +55,9 @@ class Hop:
     tests: Tuple[BranchTest, ...] = ()
 
 
+# How many functions `call_path` searches a chain through (its work for each message).
+MAX_ANCESTORS = 2000
+
 MODULE_LEVEL = Where(CROSS, "module-level code")
 # The replica contexts of code whose contexts cannot be told: an UNKNOWN one that stands
 # for all (`contexts.CANNOT_TELL`, whose bounds it shares: a call that may run more than
@@ -93,6 +96,7 @@ class Replica:
         self.where = db.query("where", self._where, _NO_WHERE, same=_equal,
                               unknown=WHERES_CANNOT_TELL)
         self._entered = db.query("entered", self._entered_table, {})
+        self._entering = db.query("entering", self._entering_table, {})
 
     # --- where a function runs ---------------------------------------------------------
 
@@ -158,6 +162,15 @@ class Replica:
                 table.setdefault(fid, []).append(where)
         return {fid: tuple(wheres) for fid, wheres in table.items()}
 
+    def _entering_table(self) -> Dict[Where, Tuple[str, ...]]:
+        """Replica context -> the functions the run's entries enter in it, in the run's
+        order (the inverse of `_entered`)."""
+        table: Dict[Where, Dict[str, None]] = {}
+        for fid, wheres in self._entered().items():
+            for where in wheres:
+                table.setdefault(where, {})[fid] = None
+        return {where: tuple(fids) for where, fids in table.items()}
+
     def where_at(self, function: Optional[str]) -> FrozenSet[Where]:
         if function is None:
             return frozenset({MODULE_LEVEL})
@@ -169,11 +182,15 @@ class Replica:
     def call_path(self, where: Where, function: Optional[str]) -> List[Hop]:
         """The calls by which code entered as `where` says reaches `function`: a shortest
         chain from a function `where` enters (breadth first over the calls, in the run's
-        order). [] where it enters `function` itself or no chain is known."""
+        order). [] where it enters `function` itself or no chain is known, and where more
+        than MAX_ANCESTORS functions may call `function` (cannot tell: a chain is only
+        ever told in a message, and searching it costs each message that much)."""
         entered = self._functions_entered(where)
         if function is None or not entered or function in entered:
             return []
         ancestors = self._ancestors(function)
+        if ancestors is None:
+            return []
         parents: Dict[str, Tuple[str, str, int]] = {}
         seen = set(entered)
         queue = deque(f for f in entered if f in ancestors)
@@ -201,8 +218,9 @@ class Replica:
         hops.reverse()
         return hops
 
-    def _ancestors(self, function: str) -> Set[str]:
-        """`function` and every function some chain of calls runs it from."""
+    def _ancestors(self, function: str) -> Optional[Set[str]]:
+        """`function` and every function some chain of calls runs it from; None where
+        there are more than MAX_ANCESTORS."""
         found = {function}
         todo = [function]
         index = self.index
@@ -212,6 +230,8 @@ class Replica:
                 if caller is not None and caller not in found:
                     found.add(caller)
                     todo.append(caller)
+                    if len(found) > MAX_ANCESTORS:
+                        return None
         return found
 
     def _functions_entered(self, where: Where) -> List[str]:
@@ -230,7 +250,7 @@ class Replica:
                     if self._keras_where(fid) == where:
                         found.append(fid)
             return found
-        return [fid for fid, wheres in self._entered().items() if where in wheres]
+        return list(self._entering().get(where, ()))
 
     def _name(self, fid: str) -> str:
         fm = self.index.function_file(fid)

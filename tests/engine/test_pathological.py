@@ -222,6 +222,87 @@ def test_thousands_of_bindings_of_one_name():
     _grows_linearly(_bindings, 600)
 
 
+# --- import cycles --------------------------------------------------------------------
+
+def _cycle(n: int) -> Dict[str, str]:
+    """n modules in one import cycle (and a shortcut each), each re-exporting the next
+    one's names with a star import, passing a function and a variable round the circle,
+    updating its own in replica context."""
+    files = {"/p/cyc/__init__.py": ""}
+    for i in range(n):
+        j, k = (i + 1) % n, (i * 7 + 3) % n
+        files[f"/p/cyc/m{i}.py"] = textwrap.dedent(f"""\
+            import tensorflow as tf
+            from cyc.m{j} import *
+            from cyc import m{k}
+            from cyc.m{j} import make{j} as following, v{j}
+
+            def make{i}(x):
+                return following(x)
+
+            v{i} = v{j}
+            strategy = m{k}.strategy
+            with strategy.scope():
+                w{i} = tf.Variable(0.0, aggregation=tf.VariableAggregation.NONE)
+
+            def step{i}():
+                w{i}.assign(tf.random.normal([]))
+                v{i}.assign_add(1.0)
+                m{k}.step{k}()
+            strategy.run(step{i})
+            """)
+    return files
+
+
+def test_an_import_cycle_among_many_modules():
+    """Every finding's message searched the whole run for how its context was entered
+    (`Replica.call_path`): work grew with the square of the modules."""
+    small, large = _grows_linearly(_cycle, 100)
+    assert len(large.findings) == 2 * len(small.findings) > 0
+
+
+# --- a 50,000-line module ---------------------------------------------------------------
+
+def _module(lines: int) -> Dict[str, str]:
+    """A module of `lines` lines: Keras layers with a finding each (a counter with no
+    aggregation that replicas update), helpers they call, and plain code between."""
+    out, n, i = [HEAD], HEAD.count("\n"), 0
+    while n < lines:
+        block = textwrap.dedent(f"""\
+            class L{i}(tf.keras.layers.Layer):
+                def build(self, shape):
+                    self.w = self.add_weight(shape=(), aggregation="sum")
+                    self.s = tf.Variable(0, trainable=False)
+                def call(self, x):
+                    self.s.assign_add(1)
+                    return helper{i % 50}(x) * self.w
+
+            def helper{i}(x):
+                y = x + {i}
+                if y > {i}:
+                    y = y - 1
+                for k in range(3):
+                    y = y * k
+                return y
+
+            TABLE{i} = {{"a": {i}, "b": [1, 2, 3], "c": "text"}}
+
+            """)
+        out.append(block)
+        n += block.count("\n")
+        i += 1
+    return {"/p/big.py": "".join(out)}
+
+
+def test_a_50000_line_module():
+    small, large = _grows_linearly(_module, 1500)
+    assert len(large.findings) >= 2 * len(small.findings) - 2
+    big = Checked(_module(50000))
+    _no_tool_error(big)
+    layers = big.findings[-1].line // 20  # (one layer, and its finding, every 20 lines)
+    assert len(big.findings) >= layers >= 2400
+
+
 # --- a call fanning out to thousands of functions ------------------------------------------
 
 def _fan_out(n: int) -> Dict[str, str]:
