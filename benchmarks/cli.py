@@ -28,6 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "--no-cache, peak memory and the targets.",
         epilog="python -m benchmarks field [--help]: the field benchmark instead: syncadvisor's findings "
                "on pinned real packages against the hand labels in benchmarks/field_labels.toml. "
+               "python -m benchmarks blind [--help]: the same on projects chosen blind (issue 37), "
+               "dev and held-out parts. "
                "python -m benchmarks server [--help]: the language server's edit latency, memory "
                "and first diagnostics.")
     p.add_argument("--corpus", choices=list(corpus_mod.CORPUS_CHOICES), default="keras+tf_keras",
@@ -68,6 +70,10 @@ def main(argv: list[str] | None = None) -> int:
         from benchmarks import field
 
         return field.main(rest[1:])
+    if rest[:1] == ["blind"]:
+        from benchmarks import blind
+
+        return blind.main(rest[1:])
     if rest[:1] == ["snapshot"]:
         from benchmarks import snapshot
 

@@ -210,10 +210,11 @@ def ensure_wheel(dist: str, version: str, wheels_dir: Path, offline: bool) -> Pa
 
 
 def unpack(wheel: Path, dest: Path) -> Path:
-    """The whole wheel, dist-info included, in ``dest`` (reused when a stamp says it is this wheel)."""
+    """The whole wheel, dist-info included, in ``dest``, laid out as an installer would
+    (``*.data/purelib`` and ``platlib`` at the top); reused when a stamp says it is this wheel."""
     stamp = dest.parent / f"{dest.name}.json"
     st = wheel.stat()
-    want = {"wheel": wheel.name, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    want = {"wheel": wheel.name, "size": st.st_size, "mtime_ns": st.st_mtime_ns, "layout": 2}
     if dest.is_dir() and stamp.is_file():
         try:
             if json.loads(stamp.read_text()) == want:
@@ -229,7 +230,10 @@ def unpack(wheel: Path, dest: Path) -> Path:
             parts = info.filename.split("/")
             if info.is_dir() or ".." in parts or info.filename.startswith("/"):
                 continue
-            target = tmp / info.filename
+            # An installer puts `<name>.data/purelib/x` and `<name>.data/platlib/x` at `x`.
+            if len(parts) > 2 and parts[0].endswith(".data") and parts[1] in ("purelib", "platlib"):
+                parts = parts[2:]
+            target = tmp.joinpath(*parts)
             target.parent.mkdir(parents=True, exist_ok=True)
             with zf.open(info) as src, open(target, "wb") as dst:
                 shutil.copyfileobj(src, dst)
@@ -420,6 +424,25 @@ def skeleton(findings: list[Finding]) -> str:
 
 # --- command --------------------------------------------------------------------------------
 
+def add_common_arguments(p: argparse.ArgumentParser, names: list[str], labels: Path,
+                         work_dir: Path) -> None:
+    """The options the field and blind benchmarks share."""
+    p.add_argument("--packages", metavar="LIST",
+                   help="comma-separated subset of: " + ", ".join(names) + " (default: all)")
+    p.add_argument("--labels", type=Path, default=labels, metavar="FILE",
+                   help=f"the labels file (default: benchmarks/{labels.name})")
+    p.add_argument("--wheels-dir", type=Path, default=WHEELS_DIR, metavar="DIR",
+                   help="where wheels are cached and downloaded to "
+                        "(default: benchmarks/.work/wheels)")
+    p.add_argument("--work-dir", type=Path, default=work_dir, metavar="DIR",
+                   help=f"where each wheel is unpacked (default: benchmarks/.work/{work_dir.name})")
+    p.add_argument("--offline", action="store_true", help="never download: use only cached wheels")
+    p.add_argument("--write-unlabelled", type=Path, metavar="FILE",
+                   help="write a [[finding]] entry to fill in for every unlabelled finding to FILE")
+    p.add_argument("--json", type=Path, metavar="FILE",
+                   help="write every finding with its label to FILE")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m benchmarks field",
@@ -428,18 +451,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "and severity, precision for errors and warnings, the share labelled actionable, every "
                     "unlabelled finding and every stale label. Exit 0: all labelled, targets met; 1: an "
                     "unlabelled finding or a missed target; 2: could not run.")
-    p.add_argument("--packages", metavar="LIST",
-                   help="comma-separated subset of: " + ", ".join(d for d, _ in FIELD_PINS) + " (default: all)")
-    p.add_argument("--labels", type=Path, default=LABELS_FILE, metavar="FILE",
-                   help="the labels file (default: benchmarks/field_labels.toml)")
-    p.add_argument("--wheels-dir", type=Path, default=WHEELS_DIR, metavar="DIR",
-                   help="where wheels are cached and downloaded to (default: benchmarks/.work/wheels)")
-    p.add_argument("--work-dir", type=Path, default=FIELD_DIR, metavar="DIR",
-                   help="where each wheel is unpacked (default: benchmarks/.work/field)")
-    p.add_argument("--offline", action="store_true", help="never download: use only cached wheels")
-    p.add_argument("--write-unlabelled", type=Path, metavar="FILE",
-                   help="write a [[finding]] entry to fill in for every unlabelled finding to FILE")
-    p.add_argument("--json", type=Path, metavar="FILE", help="write every finding with its label to FILE")
+    add_common_arguments(p, [d for d, _ in FIELD_PINS], LABELS_FILE, FIELD_DIR)
     return p
 
 
@@ -447,34 +459,48 @@ def _log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+def select_pins(pins: list[tuple[str, str]], packages: str | None) -> list[tuple[str, str]]:
+    """The pins named in ``--packages`` (all when None); an unknown name is a FieldError."""
+    if not packages:
+        return list(pins)
+    want = [norm_dist(x) for x in packages.split(",") if x.strip()]
+    known = {norm_dist(d) for d, _ in pins}
+    bad = [x for x in want if x not in known]
+    if bad:
+        raise FieldError(f"unknown package(s): {', '.join(bad)}; "
+                         f"choose from {', '.join(d for d, _ in pins)}")
+    return [(d, v) for d, v in pins if norm_dist(d) in want]
+
+
+def check_pins(pins: list[tuple[str, str]], wheels_dir: Path, work_dir: Path, offline: bool,
+               tag: str = "field") -> list[Package]:
+    """Get, unpack and check every pinned wheel, in order; a FieldError when one cannot be."""
+    packages = []
+    for dist, version in pins:
+        wheel = ensure_wheel(dist, version, wheels_dir, offline)
+        root = unpack(wheel, work_dir / f"{norm_dist(dist)}-{version}")
+        packages.append(Package(dist=dist, version=version, root=root,
+                                requires=declared_requirements(root)))
+    for pkg in packages:
+        _log(f"[{tag}] checking {pkg.dist}=={pkg.version} in {pkg.root}")
+        check_package(pkg)
+    return packages
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    pins = FIELD_PINS
-    if args.packages:
-        want = [norm_dist(x) for x in args.packages.split(",") if x.strip()]
-        known = {norm_dist(d) for d, _ in FIELD_PINS}
-        bad = [x for x in want if x not in known]
-        if bad:
-            _log(f"unknown package(s): {', '.join(bad)}; choose from {', '.join(d for d, _ in FIELD_PINS)}")
-            return 2
-        pins = [(d, v) for d, v in FIELD_PINS if norm_dist(d) in want]
     try:
+        pins = select_pins(FIELD_PINS, args.packages)
         labels = load_labels(args.labels)
-        packages = []
-        for dist, version in pins:
-            wheel = ensure_wheel(dist, version, args.wheels_dir, args.offline)
-            root = unpack(wheel, args.work_dir / f"{norm_dist(dist)}-{version}")
-            packages.append(Package(dist=dist, version=version, root=root, requires=declared_requirements(root)))
-        for pkg in packages:
-            _log(f"[field] checking {pkg.dist}=={pkg.version} in {pkg.root}")
-            check_package(pkg)
+        packages = check_pins(pins, args.wheels_dir, args.work_dir, args.offline)
     except FieldError as e:
         _log(f"[field] {e}")
         return 2
     return report(packages, labels, args)
 
 
-def report(packages: list[Package], labels: list[Label], args: argparse.Namespace) -> int:
+def report(packages: list[Package], labels: list[Label], args: argparse.Namespace,
+           tag: str = "field") -> int:
     """Match, print, write the optional files; the exit status."""
     findings = [f for p in packages for f in p.findings]
     checked = {norm_dist(p.dist) for p in packages}
@@ -484,7 +510,8 @@ def report(packages: list[Package], labels: list[Label], args: argparse.Namespac
     unl = [f for f in findings if not f.label]
     if args.write_unlabelled is not None:
         args.write_unlabelled.write_text(skeleton(unl), encoding="utf-8")
-        _log(f"[field] {len(unl)} entr{'y' if len(unl) == 1 else 'ies'} to fill in written to {args.write_unlabelled}")
+        _log(f"[{tag}] {len(unl)} entr{'y' if len(unl) == 1 else 'ies'} to fill in written to "
+             f"{args.write_unlabelled}")
     if args.json is not None:
         args.json.write_text(json.dumps([{
             "package": f.package, "path": f.path, "line": f.line, "column": f.column, "code": f.code,

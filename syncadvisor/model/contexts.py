@@ -50,6 +50,8 @@ class StrategyOption:
     creators: Tuple[Creator, ...] = ()
     # For _CURRENT: the `tf.distribute.get_strategy()` call, whose contexts say which.
     at: Optional[Span] = None
+    # Known only from an `isinstance` test that passed (at `line`), not from a creation.
+    tested: bool = False
 
 
 # The strategy `tf.distribute.get_strategy()` returns where it is called: whatever scope
@@ -117,6 +119,31 @@ CTX_CANNOT_TELL = Context(UNKNOWN, bounded=True)
 CANNOT_TELL: FrozenSet[Context] = frozenset({CTX_CANNOT_TELL})
 MAX_TARGETS = 64
 MAX_CONTEXTS = 64
+# The calls `Strategies.placed` tells apart (each with its context) before it cannot tell.
+MAX_PLACED = 256
+
+# A place in the code: (path, the function it is in or None at module level, the `with`
+# entries open around it there).
+At = Tuple[str, Optional[str], Tuple[int, ...]]
+
+
+@record(frozen=True)
+class Pair:
+    """A context one piece of code runs in (`made`: where an object is made) and one
+    another runs in (`used`: where it is used), on executions that can both happen.
+
+    `certain`: the two are tied -- both in one function, whose calls decide them both;
+    or the made side has a single context, the same whatever runs the use (several
+    contexts there may be several objects: a factory's calls each make one). A pair
+    that is not certain is one combination of two independently merged sets, which may
+    never meet in one execution. `via`: the call that selects this pair where the
+    calls of the code differ, (path, span, the callee as written); None where the pair
+    holds whatever calls the code."""
+
+    made: Context
+    used: Context
+    certain: bool
+    via: Optional[Tuple[str, Span, str]] = None
 
 
 class StrategyResolver:
@@ -275,7 +302,7 @@ class Strategies:
             return None
         strategy = self._scopes.strategy_of(entry.receivers, entry.text, path)
         if strategy is None or _CURRENT not in strategy.kinds:
-            return strategy
+            return _narrowed(strategy, entry.narrowed, path)
         options: List[StrategyOption] = []
         for option in strategy.options:
             if option.kind != _CURRENT:
@@ -289,7 +316,10 @@ class Strategies:
                     options.append(StrategyOption(tfapi.ANY_STRATEGY))
                 elif context.kind == IN_STRATEGY and context.strategy is not None:
                     options.extend(context.strategy.options)
-        return Strategy(strategy.text, tuple(dict.fromkeys(options))) if options else None
+        if not options:
+            return None
+        return _narrowed(Strategy(strategy.text, tuple(dict.fromkeys(options))),
+                         entry.narrowed, path)
 
     def _current_calls_of(self, path: str) -> Dict[Span, Tuple[Optional[str], Tuple[int, ...]]]:
         """The `get_strategy()` calls of a file: span -> (caller, scopes)."""
@@ -335,25 +365,72 @@ class Strategies:
         if not callers:
             return frozenset({CTX_UNKNOWN})
         found: Set[Context] = set()
-        index = self.index
         targets = self.calls.targets
         for path, i in callers:
             if len(targets(path, i)) > MAX_TARGETS:
                 return CANNOT_TELL
-            edge = index.file_at(path).calls[i]
-            lexical, creators = self.lexical(path, edge.scopes)
-            if lexical is None and edge.caller is None:
-                lexical = CTX_NONE.with_creators(creators)
-            if lexical is not None:
-                found.add(lexical)
-                continue
-            source = self.contexts(edge.caller)
+            source = self._call_contexts(path, i)
             if CTX_CANNOT_TELL in source:
                 return CANNOT_TELL
-            found.update((c.with_creators(creators) for c in source) if creators else source)
+            found.update(source)
             if len(found) > MAX_CONTEXTS:
                 return CANNOT_TELL
         return frozenset(found)
+
+    def _call_contexts(self, path: str, i: int) -> FrozenSet[Context]:
+        """The contexts the call `i` of `path` runs its callee in."""
+        edge = self.index.file_at(path).calls[i]
+        lexical, creators = self.lexical(path, edge.scopes)
+        if lexical is None and edge.caller is None:
+            lexical = CTX_NONE.with_creators(creators)
+        if lexical is not None:
+            return frozenset({lexical})
+        source = self.contexts(edge.caller)
+        return frozenset(c.with_creators(creators) for c in source) if creators else source
+
+    def placed(self, at: At) -> "Placed":
+        """The contexts code at `at` runs in, each with the call of its function that
+        gives it where the function's calls give it different ones (else None)."""
+        path, function, scopes = at
+        lexical, creators = self.lexical(path, scopes)
+        if lexical is not None:
+            return [(lexical, None)]
+        if function is None:
+            return [(CTX_NONE.with_creators(creators), None)]
+        callers = self.calls.callers(function)
+        if not callers:
+            return [(CTX_UNKNOWN.with_creators(creators), None)]
+        if self.contexts(function) == CANNOT_TELL:  # (the bounds of `_contexts`, checked once)
+            return [(CTX_CANNOT_TELL, None)]
+        by_call: Placed = []
+        index = self.index
+        for call_path, i in callers:
+            edge = index.file_at(call_path).calls[i]
+            for context in sorted(self._call_contexts(call_path, i), key=_context_order):
+                by_call.append((context.with_creators(creators),
+                                (call_path, edge.span, str(edge.callee.text))))
+        selected = _selecting(by_call)
+        # Pairs combine two placements: more calls than MAX_PLACED that select among
+        # contexts would pair by the million (a helper called from thousands of places).
+        return selected if len(selected) <= MAX_PLACED else [(CTX_CANNOT_TELL, None)]
+
+    def pairs(self, made: At, used: At) -> List[Pair]:
+        """The contexts of `made` and of `used`, paired as executions can pair them: in one
+        function, code outside any scope there runs in whatever its caller gives, and
+        the same caller gives it to both; elsewhere every combination (`paired`)."""
+        (made_path, made_function, made_scopes), (used_path, used_function, used_scopes) = \
+            made, used
+        if made_path == used_path and made_function == used_function:
+            made_lexical, made_creators = self.lexical(made_path, made_scopes)
+            used_lexical, used_creators = self.lexical(used_path, used_scopes)
+            if made_lexical is not None and used_lexical is not None:
+                return [Pair(made_lexical, used_lexical, True)]
+            shared = self.placed((made_path, made_function, ()))
+            return [Pair(made_lexical or context.with_creators(made_creators),
+                         used_lexical or context.with_creators(used_creators), True,
+                         via if made_lexical is None or used_lexical is None else None)
+                    for context, via in shared]
+        return paired(self.placed(made), self.placed(used))
 
     def contexts_at(self, path: str, function: Optional[str],
                     scopes: Tuple[int, ...]) -> FrozenSet[Context]:
@@ -366,6 +443,52 @@ class Strategies:
         if not found:
             return frozenset({CTX_UNKNOWN.with_creators(creators)})
         return frozenset(c.with_creators(creators) for c in found)
+
+
+Placed = List[Tuple[Context, Optional[Tuple[str, Span, str]]]]
+
+
+def _narrowed(strategy: Optional[Strategy], tests: Tuple[Tuple[Tuple[Bound, ...], bool], ...],
+              path: str) -> Optional[Strategy]:
+    """`strategy` where each `isinstance` test in `tests` passed or failed: the options
+    that are (or are not) of the tested strategy kinds; an unknown strategy that passed
+    is of those kinds. A test naming a class that is not a strategy class the run knows
+    narrows nothing. Where no option the run sees passes, the code's own test says the
+    strategy may be one the run does not see: one of the tested kinds (test passed), or
+    any (failed)."""
+    if strategy is None or not tests:
+        return strategy
+    options = list(strategy.options)
+    for classes, passes in tests:
+        kinds = [tfapi.STRATEGY_CONSTRUCTORS.get(str(c.qname)) for c in classes]
+        if None in kinds:
+            continue
+        if passes:
+            kept = [o for o in options if o.kind in kinds]
+            if not kept or any(o.kind == tfapi.ANY_STRATEGY for o in options):
+                line = span_line(classes[0].span)
+                kept.extend(StrategyOption(str(k), path, line, tested=True)
+                            for k in dict.fromkeys(kinds))
+            options = kept
+        else:
+            options = [o for o in options if o.kind not in kinds] or \
+                [StrategyOption(tfapi.ANY_STRATEGY)]
+    return Strategy(strategy.text, tuple(dict.fromkeys(options)))
+
+
+def paired(made: Placed, used: Placed) -> List[Pair]:
+    """Every combination of independently placed contexts (`Strategies.placed`), certain
+    where the made side has one; a call names a path only where it selects among
+    different contexts."""
+    made, used = _selecting(made), _selecting(used)
+    certain = len(made) == 1
+    return [Pair(m, u, certain, m_via or u_via) for m, m_via in made for u, u_via in used]
+
+
+def _selecting(placed: Placed) -> Placed:
+    if len({context for context, _ in placed}) < 2:
+        return [(context, None) for context in dict.fromkeys(c for c, _ in placed)]
+    return list(dict.fromkeys(placed))
 
 
 def _equal(old: object, new: object) -> bool:
@@ -390,11 +513,13 @@ def describe_strategy(strategy: Strategy, here: str, note: Optional[Note] = None
             f"{option.subclass}, a {option.kind}"
         part = label + ("," if option.subclass is not None and option.line is not None else "")
         if option.line is not None:
-            part += f" created at line {option.line}" if option.path == here else \
-                f" created at {option.path}:{option.line}"
+            made = "by the `isinstance` test at" if option.tested else "created at"
+            part += f" {made} line {option.line}" if option.path == here else \
+                f" {made} {option.path}:{option.line}"
             if note is not None and option.path is not None:
                 note(part, Related(option.path, option.line,
-                                   f"`{strategy.text}` ({label}) created"))
+                                   f"`{strategy.text}` ({label}) " +
+                                   ("tested" if option.tested else "created")))
         parts.append(part)
     return f"`{strategy.text}` ({' or '.join(parts)})"
 

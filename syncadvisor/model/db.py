@@ -376,19 +376,28 @@ class Db:
         one, directly or through others, is checked before it is used (`verify`); how
         many are to be. The `dead` answers (about objects that are gone) are forgotten."""
         self.revision += 1
-        todo: List[Entry] = []
+        frontier: Set[Entry] = set()
+        readers, parents = self._readers, self._parents
         for key in keys:
             self._input_changed[key] = self.revision
-            todo.extend(self._readers.get(key, ()))
+            found = readers.get(key)
+            if found:
+                frontier |= found
         for entry in dead:
-            todo.extend(self._parents.get(entry, ()))
+            found = parents.get(entry)
+            if found:
+                frontier |= found
             self._forget(entry)
-        maybe, parents = self._maybe, self._parents
-        while todo:
-            entry = todo.pop()
-            if entry not in maybe:
-                maybe.add(entry)
-                todo.extend(parents.get(entry, ()))
+        maybe = self._maybe
+        frontier -= maybe
+        while frontier:  # (a level of readers at a time: set operations, not entries)
+            maybe |= frontier
+            above: Set[Entry] = set()
+            for entry in frontier:
+                found = parents.get(entry)
+                if found:
+                    above |= found
+            frontier = above - maybe
         return len(maybe)
 
     def _forget(self, entry: Entry) -> None:

@@ -178,6 +178,11 @@ class ScopeEntry:
     # `FileModel.creator_scopes` (-2 while the callee is not known to be one: then it is
     # no scope of anything the model follows).
     creator: int = -1
+    # The `isinstance(<receiver>, classes)` tests the code under this entry passed
+    # (True) or failed (False), outermost first: inside `if isinstance(strategy,
+    # tf.distribute.TPUStrategy):` the receiver is one of those classes. A test inside the
+    # `with` block is a copy of the entry with the test added, opened where the branch is.
+    narrowed: Tuple[Tuple[Tuple[Bound, ...], bool], ...] = ()
 
 
 @record(slots=True)

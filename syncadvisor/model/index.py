@@ -342,9 +342,13 @@ class ProjectIndex:
         return fm
 
     def file_at(self, path: str) -> FileModel:
-        """The model of the run's file at `path`, read."""
+        """The model of the run's file at `path`, read. A file gone from the run reads as
+        an empty model: an answer about it is checked (`Db.verify`) before whatever
+        asked it is answered again, and must not fail for want of the file."""
         if self.track:
             self.db.depend(("file", path))
+            found = self.files.get(path)
+            return found if found is not None else FileModel(path=path, module="")
         return self.files[path]
 
     def all_files(self) -> Iterator[FileModel]:

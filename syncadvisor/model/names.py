@@ -7,7 +7,7 @@ body sees module names bound after it, as Python does.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..records import field, record
 from .facts import BOUND_QNAME, Bound
@@ -34,6 +34,8 @@ class Scope:
     kind: str
     parent: Optional["Scope"]
     bindings: Dict[str, List[Binding]] = field(default_factory=dict)
+    # While the builder walks the scope's code: what reaches its position (builder/flow.py).
+    flow: Any = field(default=None, compare=False)
 
     def bind(self, name: str, binding: Binding) -> None:
         self.bindings.setdefault(name, []).append(binding)
@@ -43,12 +45,15 @@ class PendingRef:
     """A dotted name as written, to be resolved after the walk. A plain class with
     slots: a walk makes one per name it meets, the commonest object it makes."""
 
-    __slots__ = ("scope", "seq", "parts")
+    __slots__ = ("scope", "seq", "parts", "reach")
 
     def __init__(self, scope: Scope, seq: int, parts: Tuple[str, ...]):
         self.scope = scope
         self.seq = seq
         self.parts = parts
+        # For a plain name used in the scope that binds it: the bindings that reach the
+        # use (builder/flow.py); None where every binding of the scope may.
+        self.reach: Optional[Sequence[Binding]] = None
 
 
 class NameResolver:

@@ -139,8 +139,7 @@ class Objects:
     def __init__(self, db: Db, index: ProjectIndex):
         self.db = db
         self.index = index
-        # The bound of each `objects` key, by file: a replaced file's are found, and
-        # forgotten, without going over every other file's.
+        # path -> id -> the bound of each `objects` key (id(bound), path)
         self._bounds: Dict[str, Dict[int, Bound]] = {}
         self._objects = db.query("objects", self._compute_objects, _NOTHING, same=same_objects)
         self.calls_of = db.query("calls_of", self._calls_of, (), same=_same_callers)
@@ -149,7 +148,12 @@ class Objects:
         # One function's part of it: an edit that changes another's keeps what read it.
         self._value_callers_of = db.query("value_callers_of", self._values_of, (),
                                           same=_same_callers)
-        self._named_values = db.query("named_values", self._named, ({}, ()))
+        self._named_values = db.query("named_values", self._named, {})
+        # The calls of parameters (the part of `value_callers` in a circle with
+        # `arguments`): the same records while no file's own change, so that an edit
+        # elsewhere does not answer the circle again.
+        self._parameter_calls = db.query("parameter_calls", self._of_parameters, (),
+                                         same=same_items)
         self._values_in = db.query("values_in", self._values_by_file, ({}, {}, []))
         self._subclasses = db.query("subclasses", self._subclass_table, {}, same=_equal)
         self._constructions_by_span = db.query("constructions_by_span", self._by_span, {})
@@ -158,8 +162,8 @@ class Objects:
         """The answers about `path`'s references, once its model is replaced: about
         objects that are gone (`Db.changed`)."""
         query = self._objects
-        keys = ((bound_id, path) for bound_id in self._bounds.get(path, ()))
-        return [(query, key) for key in keys if key in query.memo]
+        return [(query, (i, path)) for i in self._bounds.get(path, ())
+                if (i, path) in query.memo]
 
     def forget(self, path: str) -> None:
         """`path`'s file was replaced: its references are no longer asked about."""
@@ -196,13 +200,19 @@ class Objects:
         key = (id(bound), path)
         query = self._objects
         if self.db.track:  # (an answer checked in a new revision is answered again)
-            self._bounds.setdefault(path, {})[key[0]] = bound
+            self._keep(bound, path)
             return query(*key)
         found = query.memo.get(key)
         if found is None:
-            self._bounds.setdefault(path, {})[key[0]] = bound
+            self._keep(bound, path)
             return self.db.ask(query, key)
         return found
+
+    def _keep(self, bound: Bound, path: str) -> None:
+        kept = self._bounds.get(path)
+        if kept is None:
+            kept = self._bounds[path] = {}
+        kept[id(bound)] = bound
 
     def _compute_objects(self, bound_id: int, path: str) -> FrozenSet[Obj]:
         bound = self._bounds[path][bound_id]
@@ -359,10 +369,9 @@ class Objects:
         on an instance of its class, constructions of its class or of a subclass that
         inherits its `__init__`, calls through `functools.partial` and `strategy.run(fn,
         args=...)`; each argument a name, an attribute, a call or a container of them."""
-        fm = self.index.function_file(function)
+        fm = self.index.function_file(function)  # (its signature is the ("fn", id) input)
         if fm is None:
             return ()
-        self.index.read(fm)
         params = fm.functions[function].params
         if param not in params:
             return ()
@@ -414,7 +423,8 @@ class Objects:
         return tuple(calls)
 
     def _values_of(self, function: str) -> Tuple[Caller, ...]:
-        return self._value_callers().get(function, ())
+        return self._named_values().get(function, ()) + \
+            self._value_callers().get(function, ())
 
     def _constructed_by(self, init: str) -> List[str]:
         """The constructed classes whose `__init__` is `init`: its class and the
@@ -445,17 +455,13 @@ class Objects:
         return 0 if fm is not None and fm.functions[function].static else 1
 
     def _values(self) -> Dict[str, Tuple[Caller, ...]]:
-        """Function id -> the calls that run it as a value: `fn(x)`, `strategy.run(fn,
-        ...)`, `partial(fn, ...)` where names say what `fn` is (`callables`),
-        `self.step_fn(x)` for a function kept on `self`, and the calls of a parameter
-        (`def train(step_fn, acc): step_fn(acc)`) under the functions passed for it:
-        those ask what calls pass, which asks this, so they are a query of their own."""
-        named, params = self._named_values()
-        table = {fid: list(calls) for fid, calls in named.items()}
-        # A function handed down through parameters: each call of a parameter once per
-        # function passed for it.
+        """Function id -> the calls of parameters that run it (`def train(step_fn, acc):
+        step_fn(acc)`), once per function passed for the parameter: those ask what calls
+        pass, which asks this, so they are a query of their own. With the calls of
+        values that names say are the function (`_named`), `value_callers_of`."""
+        table: Dict[str, List[Caller]] = {}
         seen: Set[Tuple[int, str, int]] = set()
-        for handed, path, param in params:
+        for handed, path, param in self._parameter_calls():
             for passed, passed_path in self.arguments_for(str(param.qname), str(param.attr)):
                 for fid, shift in self.callables(passed, passed_path, 0):
                     if (id(handed), fid, shift) not in seen:
@@ -463,23 +469,27 @@ class Objects:
                         table.setdefault(fid, []).append((handed, path, shift))
         return {fid: tuple(calls) for fid, calls in table.items()}
 
-    def _named(self) -> Tuple[Dict[str, Tuple[Caller, ...]], Tuple[Tuple[Handed, str, Bound], ...]]:
-        """(function id -> the calls of values that names say are it, those of every
-        file's values by name first, then those of functions kept on `self`; the calls of
-        a parameter, with the parameter), made of each file's own (`_values_in`)."""
+    def _named(self) -> Dict[str, Tuple[Caller, ...]]:
+        """Function id -> the calls of values that names say are it (`fn(x)`,
+        `strategy.run(fn, ...)`, `partial(fn, ...)`, `callables`): those of every file's
+        values by name first, then those of functions kept on `self` (`self.step_fn(x)`),
+        made of each file's own (`_values_in`)."""
         direct: Dict[str, List[Caller]] = {}
         stored: Dict[str, List[Caller]] = {}
-        params: List[Tuple[Handed, str, Bound]] = []
         for path in self.index.tables["handing"].get(()):
-            named, kept, of_params = self._values_in(path)
+            named, kept, _ = self._values_in(path)
             for fid, calls in named.items():
                 direct.setdefault(fid, []).extend(calls)
             for fid, calls in kept.items():
                 stored.setdefault(fid, []).extend(calls)
-            params.extend(of_params)
         for fid, calls in stored.items():
             direct.setdefault(fid, []).extend(calls)
-        return {fid: tuple(calls) for fid, calls in direct.items()}, tuple(params)
+        return {fid: tuple(calls) for fid, calls in direct.items()}
+
+    def _of_parameters(self) -> Tuple[Tuple[Handed, str, Bound], ...]:
+        """The calls of parameters in every file, with the parameter."""
+        return tuple(call for path in self.index.tables["handing"].get(())
+                     for call in self._values_in(path)[2])
 
     def _values_by_file(self, path: str) -> Tuple[Dict[str, List[Caller]],
                                                   Dict[str, List[Caller]],

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Dict, Hashable, Iterable, List, Optional, Tuple
 
-from ..records import record, replace
+from ..records import record
 from . import calls as calls_module
 from . import objects as objects_module
 from . import replica as replica_module
@@ -52,8 +52,9 @@ class Project:
                                self.keras_kind)
         self.usage = Usage(db, index, self.objects, self.strategies, self.replica)
         self._file_sites = db.query("file_sites", self._normalised, ())
-        self.linked = db.query("linked", self._link, {})
-        self.memo: Dict[str, object] = {}  # what rules compute once per run (RuleContext.once)
+        self._site_at = db.query("site_at", self._normalised_site)
+        self.site = db.query("site", self._linked_site)
+        self.differs = db.query("differs", self._differs, False)
 
     # --- files -------------------------------------------------------------------------
 
@@ -68,7 +69,6 @@ class Project:
         dead = self.objects.dead(path)
         self.db.changed(self.index.replace(path, fm), dead)
         self.objects.forget(path)
-        self.memo.clear()
 
     # --- variable sites ----------------------------------------------------------------
 
@@ -77,37 +77,76 @@ class Project:
         fm = self.index.file_at(path)
         return tuple(variable_sites(fm, self.index, self.strategies, self.objects.instances_of))
 
-    def _link(self) -> Dict[VarKey, VariableSite]:
-        """Every variable site of the run with its updates and reads, the updates' value
-        kinds settled (`_settle_invariance`). Sites and updates are new records each time:
-        a settled update belongs to one link (the update table may be a kept answer, whose
-        records a settlement must not change for the next link)."""
-        by_key: Dict[VarKey, VariableSite] = {}
+    def _normalised_site(self, path: str, index: int) -> Optional[VariableSite]:
+        for site in self._file_sites(path):
+            if site.index == index:
+                return site
+        return None
+
+    def _linked_site(self, path: str, index: int) -> Optional[VariableSite]:
+        """A variable site with its updates and reads, the updates' value kinds settled
+        (`_settled`); None where the run makes no variable there."""
+        site = self._site_at(path, index)
+        if site is None:
+            return None
+        return VariableSite(site.path, site.call, site.api, site.sync, site.agg,
+                            site.trainable, site.trainable_arg, site.dtype, site.dtype_source,
+                            site.contexts, site.unexpected, site.index,
+                            [self._settled(u) for u in self.usage.updates_of(path, index)],
+                            list(self.usage.reads_of(path, index)))
+
+    def _settled(self, update: UpdateInfo) -> UpdateInfo:
+        """An update whose value is the same on every replica as long as the state it
+        reads is (`UpdateInfo.depends`) is REPLICA_INVARIANT unless that state denotes a
+        variable whose replicas may read different values (`differs`), a variable the
+        run does not see, or an object each replica keeps its own state in (a Keras 3
+        metric). One that stays PER_REPLICA names the state that makes it so
+        (`UpdateInfo.source`)."""
+        if update.value_kind != PER_REPLICA or update.depends is None:
+            return update
+        read: List[Tuple[Bound, List[VarKey]]] = []
+        for bound in update.depends:
+            if _replica_local(self, bound, update.path):
+                return _kind(update, PER_REPLICA, _state_source(bound))
+            keys = self.objects.variables_of(bound, update.path)
+            if any(self._site_at(*key) is None for key in keys):
+                return update  # a variable the run does not see
+            if keys:
+                read.append((bound, keys))
+        for bound, keys in read:
+            if any(self.differs(*key) for key in keys):
+                return _kind(update, PER_REPLICA, _state_source(bound))
+        return _kind(update, REPLICA_INVARIANT, update.source)
+
+    def _differs(self, path: str, index: int) -> bool:
+        """Whether the replicas of a variable may read different values of it: ON_READ
+        (each reads its own copy), of unknown synchronization, or with aggregation NONE
+        and an update in replica context that can differ. The least fixpoint: a variable
+        written from itself (`u.assign(f(u, kernel))`) stays in sync."""
+        site = self._site_at(path, index)
+        if site is None or site.sync.member not in (tfapi.SYNC_AUTO, tfapi.SYNC_ON_WRITE):
+            return True
+        return site.agg.member == tfapi.AGG_NONE and any(
+            u.replica_context is not False and self._settled(u).value_kind == PER_REPLICA
+            for u in self.usage.updates_of(path, index))
+
+    def linked(self) -> Dict[VarKey, VariableSite]:
+        """Every variable site of the run, linked, in the run's order."""
+        found: Dict[VarKey, VariableSite] = {}
         for fm in self.index.all_files():
             for site in self._file_sites(fm.path):
-                linked = VariableSite(site.path, site.call, site.api, site.sync, site.agg,
-                                      site.trainable, site.trainable_arg, site.dtype,
-                                      site.dtype_source, site.contexts, site.unexpected,
-                                      site.index)
-                by_key[linked.key] = linked
-        copies: Dict[int, UpdateInfo] = {}  # id of a kept record -> its copy (one per link)
-        for key, updates in self.usage.update_table().items():
-            if key in by_key:
-                for update in updates:
-                    copy = copies.get(id(update))
-                    if copy is None:
-                        copy = copies[id(update)] = replace(update)
-                    by_key[key].updates.append(copy)
-        for key, reads in self.usage.read_table().items():
-            if key in by_key:
-                by_key[key].reads.extend(reads)
-        _settle_invariance(self, by_key)
-        return by_key
+                found[site.key] = self.site(*site.key)
+        return found
 
     def sites_of(self, path: str) -> List[VariableSite]:
         """A file's variable sites, with their updates and reads."""
-        linked = self.linked()
-        return [linked[site.key] for site in self._file_sites(path)]
+        return [self.site(*site.key) for site in self._file_sites(path)]
+
+    def sites_updated_at(self, path: str) -> List[VariableSite]:
+        """The variable sites with an update placed in `path` (made there, or reached
+        through a call made there), in the run's order."""
+        found = (self.site(*key) for key in self.usage.updated_at(path))
+        return [site for site in found if site is not None]
 
     @property
     def sites(self) -> Dict[str, List[VariableSite]]:
@@ -134,48 +173,13 @@ class Project:
         return LinkedFile(fm, self.sites_of(fm.path), aliases(fm), self)
 
 
-def _settle_invariance(project: Project, by_key: Dict[VarKey, VariableSite]) -> None:
-    """Each update whose value is the same on every replica as long as the state it
-    reads is (`UpdateInfo.depends`) becomes REPLICA_INVARIANT unless that state denotes a
-    variable that is not in sync: ON_READ (each replica reads its own copy), of unknown
-    synchronization, or with aggregation NONE and an update that can differ; or an object
-    each replica keeps its own state in (a Keras 3 metric). The greatest fixpoint: updates
-    are assumed the same everywhere until shown otherwise, so that a variable written from
-    itself (`u.assign(f(u, kernel))`) stays in sync. An update that stays PER_REPLICA
-    names the state that makes it so (`UpdateInfo.source`)."""
-    pending: List[Tuple[UpdateInfo, List[Tuple[Bound, List[VariableSite]]]]] = []
-    seen = set()
-    objects = project.objects
-    for site in by_key.values():
-        for update in site.updates:
-            if update.value_kind != PER_REPLICA or update.depends is None or id(update) in seen:
-                continue
-            seen.add(id(update))
-            read = []
-            for bound in update.depends:
-                if _replica_local(project, bound, update.path):
-                    update.source = _state_source(bound)
-                    break
-                keys = objects.variables_of(bound, update.path)
-                if any(key not in by_key for key in keys):
-                    break  # a variable the run does not see
-                if keys:
-                    read.append((bound, [by_key[key] for key in keys]))
-            else:
-                update.value_kind = REPLICA_INVARIANT
-                pending.append((update, read))
-    changed = True
-    while changed:
-        changed = False
-        for update, reads in pending:
-            if update.value_kind != REPLICA_INVARIANT:
-                continue
-            for bound, sites in reads:
-                if not all(map(_in_sync, sites)):
-                    update.value_kind = PER_REPLICA
-                    update.source = _state_source(bound)
-                    changed = True
-                    break
+def _kind(update: UpdateInfo, kind: str, source: Optional[Source]) -> UpdateInfo:
+    """`update` settled to `kind`, for `source` (itself where nothing changes)."""
+    if kind == update.value_kind and source is update.source:
+        return update
+    return UpdateInfo(update.path, update.method, update.value, kind, update.span,
+                      update.function, update.where, update.contexts, update.function_style,
+                      update.accumulates, update.depends, source, update.tests)
 
 
 def _replica_local(project: Project, bound: Bound, path: str) -> bool:
@@ -187,14 +191,6 @@ def _replica_local(project: Project, bound: Bound, path: str) -> bool:
 
 def _state_source(bound: Bound) -> Optional[Source]:
     return Source(SOURCE_STATE, bound.text, bound.span) if bound.span is not None else None
-
-
-def _in_sync(site: VariableSite) -> bool:
-    """Whether every replica reads the same value of the variable, as far as the run shows."""
-    if site.sync.member not in (tfapi.SYNC_AUTO, tfapi.SYNC_ON_WRITE):
-        return False
-    return site.agg.member != tfapi.AGG_NONE or all(
-        u.value_kind != PER_REPLICA for u in site.updates if u.replica_context is not False)
 
 
 def source_root(fm: FileModel) -> str:

@@ -9,11 +9,11 @@ in that call's contexts.
 """
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, List, Optional, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from ..records import record
 from . import tfapi
-from .contexts import Context, Strategies
+from .contexts import At, Context, Strategies
 from .db import Db
 from .facts import (BOOL, BOUND_NAMES, BOUND_PARAM, CALL, FLOAT, INT, QNAME, READ_CHECKPOINT,
                     READ_SAVE, READ_WRITE, Bound, BranchTest, CreationCall, FileModel, Read,
@@ -155,6 +155,14 @@ class Usage:
         self.replica = replica
         self.update_table = db.query("update_table", self._updates, {})
         self.read_table = db.query("read_table", self._reads, {})
+        # One variable's updates and reads: what a linked site reads of the tables, so
+        # that an edit elsewhere leaves it alone (the same records, in the same order).
+        self.updates_of = db.query("updates_of", self._updates_of, (), same=_same_items)
+        self.reads_of = db.query("reads_of", self._reads_of, (), same=_equal_items)
+        # File -> the variables with an update placed in it: made there, or reached
+        # through a call made there (`Where.at`).
+        self.update_places = db.query("update_places", self._places, {})
+        self.updated_at = db.query("updated_at", self._updated_at, (), same=_equal_items)
         self.holders = db.query("holders", self._holders, {})
         self.trackable = db.query("trackable", self._trackable, False)
         self._file_updates = db.query("file_updates", self._updates_in, ())
@@ -164,18 +172,31 @@ class Usage:
     # --- updates -----------------------------------------------------------------------
 
     def _updates(self) -> Dict[VarKey, List[UpdateInfo]]:
-        """Variable -> its updates, in the run's order. Each update is a new record (the
-        invariance settlement decides their value kinds afresh)."""
+        """Variable -> its updates, in the run's order, as each file's updates say them
+        (before linking settles their value kinds: `Project.site`)."""
         result: Dict[VarKey, List[UpdateInfo]] = {}
         for path in self.index.tables["using"].get(()):
             for keys, info in self._file_updates(path):
-                info = UpdateInfo(info.path, info.method, info.value, info.value_kind,
-                                  info.span, info.function, info.where, info.contexts,
-                                  info.function_style, info.accumulates, info.depends,
-                                  info.source, info.tests)
                 for key in keys:
                     result.setdefault(key, []).append(info)
         return result
+
+    def _updates_of(self, path: str, index: int) -> Tuple[UpdateInfo, ...]:
+        return tuple(self.update_table().get((path, index), ()))
+
+    def _places(self) -> Dict[str, List[VarKey]]:
+        places: Dict[str, List[VarKey]] = {}
+        for key, updates in self.update_table().items():
+            for path in {p for u in updates
+                         for p in (u.path, *(w.at[0] for w in u.where if w.at))}:
+                places.setdefault(path, []).append(key)
+        return places
+
+    def _updated_at(self, path: str) -> Tuple[VarKey, ...]:
+        """The variables with an update placed in `path`, in the run's order."""
+        order = self.index.order
+        return tuple(sorted(self.update_places().get(path, ()),
+                            key=lambda key: (order(key[0]), key[1])))
 
     def _updates_in(self, path: str) -> Tuple[Tuple[Tuple[VarKey, ...], UpdateInfo], ...]:
         fm = self.index.file_at(path)
@@ -250,6 +271,9 @@ class Usage:
                     for key in tracked.get((obj.origin[1], obj.origin[0].span), ()):
                         result.setdefault(key, []).append(info)
         return result
+
+    def _reads_of(self, path: str, index: int) -> Tuple[ReadInfo, ...]:
+        return tuple(self.read_table().get((path, index), ()))
 
     def _reads_in(self, path: str) -> Tuple[Tuple[Tuple[VarKey, ...], Optional[ReadInfo],
                                                   Optional[Read]], ...]:
@@ -355,13 +379,22 @@ class Usage:
 
     def creation_contexts(self, bound: Bound, path: str) -> FrozenSet[Context]:
         """Strategy contexts where the object a call-bound names was constructed."""
-        if bound.span is None:
-            return frozenset()
-        found = self._edges_by_span(path).get(bound.span)
-        if found is None:
-            return frozenset()
-        caller, scopes = found
-        return self.strategies.contexts_at(path, caller, scopes)
+        place = self.call_place(bound, path)
+        return self.strategies.contexts_at(*place) if place is not None else frozenset()
+
+    def call_place(self, bound: Bound, path: str) -> Optional[At]:
+        """Where the call a call-bound names is made: (path, function, scopes)."""
+        found = self._edges_by_span(path).get(bound.span) if bound.span is not None else None
+        return (path, *found) if found is not None else None
 
     def _edges_of(self, path: str) -> Dict[Span, Tuple[Optional[str], Tuple[int, ...]]]:
         return {edge.span: (edge.caller, edge.scopes) for edge in self.index.file_at(path).calls}
+
+
+def _same_items(old: Sequence[Any], new: Sequence[Any]) -> bool:
+    """The same objects, in the same order."""
+    return len(old) == len(new) and all(a is b for a, b in zip(old, new))
+
+
+def _equal_items(old: Sequence[Any], new: Sequence[Any]) -> bool:
+    return len(old) == len(new) and all(a is b or a == b for a, b in zip(old, new))

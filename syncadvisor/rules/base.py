@@ -10,14 +10,14 @@ import inspect
 import re
 import textwrap
 from functools import cached_property
-from typing import (Callable, ClassVar, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple,
-                    TypeVar)
+from typing import ClassVar, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 from ..records import field, record
 from ..findings import ERROR, INFO, SAFE, UNSAFE, WARNING, Edit, Finding, Fix, Related
 from ..model import tfapi
-from ..model.contexts import (IN_STRATEGY, NO_STRATEGY, UNKNOWN, Context, Note, Strategy,
-                              describe_creator, describe_strategy, unread_creator)
+from ..model.contexts import (IN_STRATEGY, NO_STRATEGY, UNKNOWN, At, Context, Note, Pair,
+                              Placed, Strategy, describe_creator, describe_strategy,
+                              unread_creator)
 from ..model.facts import (QNAME, SOURCE_INPUT, SOURCE_RANDOM, SOURCE_REPLICA_ID, SOURCE_STATE,
                            Argument, CreationCall, FileModel, Span)
 from ..model.project import LinkedFile
@@ -25,8 +25,6 @@ from ..model.usage import CONSTANT, PYTHON_NUMBER, REPLICA_INVARIANT
 from ..model.variables import Setting, VariableSite
 
 SECTIONS = ("What it does", "Why is this bad?", "Example", "Fix safety")
-
-T = TypeVar("T")
 
 
 def snippet(text: str) -> str:
@@ -194,9 +192,10 @@ class RuleContext:
                 if setting.arg is not None:
                     yield site, name, setting
 
-    def all_sites(self) -> Iterator[VariableSite]:
-        """Every variable site of the run (for findings placed at an update in this file)."""
-        yield from self.project.by_key.values()
+    def sites_updated_here(self) -> List[VariableSite]:
+        """The variable sites of the run with an update placed in this file: made here,
+        or reached through a call made here (`Where.at`)."""
+        return self.project.sites_updated_at(self.path)
 
     # --- the questions a rule asks about the run (answered by `model/`) -----------------
 
@@ -233,6 +232,18 @@ class RuleContext:
         """(construction, path) of each call that makes an instance of a project class."""
         return self.project.objects.constructions_of(class_id)
 
+    def pairs(self, made: At, used: At) -> List[Pair]:
+        """The contexts of two places, paired as one execution can pair them (`Pair`)."""
+        return self.project.strategies.pairs(made, used)
+
+    def placed(self, at: At) -> Placed:
+        """The contexts of a place, each with the call that gives it where calls differ."""
+        return self.project.strategies.placed(at)
+
+    def call_place(self, bound, path: str) -> Optional[At]:
+        """Where the call a call-bound names is made: (path, function, scopes)."""
+        return self.project.usage.call_place(bound, path)
+
     def creation_contexts(self, bound, path: str) -> FrozenSet[Context]:
         """The strategy contexts where the object a call makes was made."""
         return self.project.usage.creation_contexts(bound, path)
@@ -250,14 +261,6 @@ class RuleContext:
     def model_at(self, path: str) -> FileModel:
         """The model of another file of the run."""
         return self.project.index.file_at(path)
-
-    def once(self, key: str, compute: Callable[[], T]) -> T:
-        """`compute()`, once per run: what a rule selects from the whole run, instead of
-        going over it again for every file."""
-        memo = self.project.memo
-        if key not in memo:
-            memo[key] = compute()
-        return memo[key]  # type: ignore[return-value]
 
     def where(self, path: str, span: Span, label: Optional[str] = None) -> str:
         """`line 42`, or `train.py:42` when it is in another file. With `label` (what is

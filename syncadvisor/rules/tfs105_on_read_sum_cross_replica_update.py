@@ -85,9 +85,9 @@ class OnReadSumCrossReplicaUpdate(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         reported = set()
-        for site in ctx.once(self.code, lambda: [
-                s for s in ctx.all_sites() if s.sync.member == tfapi.SYNC_ON_READ
-                and s.agg.member == tfapi.AGG_SUM and s.family != tfapi.KERAS3]):
+        for site in [
+                s for s in ctx.sites_updated_here() if s.sync.member == tfapi.SYNC_ON_READ
+                and s.agg.member == tfapi.AGG_SUM and s.family != tfapi.KERAS3]:
             for update in site.updates:
                 if update.method not in _INCREMENTS:
                     continue

@@ -85,9 +85,9 @@ class UnsupportedScatter(Rule):
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        for site in ctx.once(self.code, lambda: [
-                s for s in ctx.all_sites()
-                if any(u.method in tfapi.SCATTER_METHODS for u in s.updates)]):
+        for site in [
+                s for s in ctx.sites_updated_here()
+                if any(u.method in tfapi.SCATTER_METHODS for u in s.updates)]:
             on_read = site.sync.member == tfapi.SYNC_ON_READ
             aggregated = site.sync.member in (tfapi.SYNC_AUTO, tfapi.SYNC_ON_WRITE) and \
                 site.agg.member in (tfapi.AGG_SUM, tfapi.AGG_MEAN)

@@ -4,7 +4,8 @@ from typing import Iterator, List, Optional, Set, Tuple
 
 from ..findings import Finding
 from ..model import tfapi
-from ..model.contexts import IN_STRATEGY, NO_STRATEGY, UNKNOWN, Context, Strategy
+from ..model.contexts import (IN_STRATEGY, NO_STRATEGY, UNKNOWN, Context, Pair, Placed,
+                              Strategy, paired)
 from ..model.usage import REPLICA
 from ..model.facts import (BOOL, BOUND_CALL, BOUND_NAMES, FLOAT, INT, NONE, Bound, Construction,
                            Span)
@@ -138,6 +139,16 @@ class CreatedOutsideStrategyScope(Rule):
     through `*args`/`**kwargs` or as other expressions than a name or attribute, and a
     parameter copied to a local name before it is stored (`opt = optimizer`).
 
+    Each object is judged on the paths it can take. A helper that makes and uses an
+    object runs under each caller's scope: called under two strategies, or outside any
+    scope and never handed to a strategy there, it is two correct runs (no finding). A
+    factory's object is judged at the call that makes it for the code that uses it,
+    and the finding goes to the outermost call made outside the scope (`opt =
+    build_optimizer()`), where `with strategy.scope():` goes. Where the calls of a
+    function give it different contexts, an error names the call it fails on ("when
+    `train(...)` at line 28 runs it"); where the run cannot tell which of several
+    contexts made the object that is used, it makes no claim.
+
     ## Why is this bad?
     A model's variables belong to the strategy that was current when they were made.
     tf_keras refuses it in `compile`: ``ValueError: Variable (...) was not created in the
@@ -208,6 +219,19 @@ class CreatedOutsideStrategyScope(Rule):
 
     VALID = [
         snippet("""
+            import tensorflow as tf
+            first = tf.distribute.MirroredStrategy()
+            second = tf.distribute.MirroredStrategy()
+            def build_and_compile():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer=tf.keras.optimizers.Adam(), loss='mse')
+                return model
+            with first.scope():
+                one = build_and_compile()
+            with second.scope():
+                two = build_and_compile()
+        """),
+        snippet("""
             import keras
             import tensorflow as tf
             strategy = tf.distribute.MirroredStrategy()
@@ -276,6 +300,19 @@ class CreatedOutsideStrategyScope(Rule):
         """),
     ]
     INVALID = [
+        Invalid(
+            snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                def build_optimizer():
+                    return tf.keras.optimizers.Adam()
+                optimizer = build_optimizer()
+                with strategy.scope():
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(optimizer=optimizer, loss='mse')
+            """),
+            (Expect(5, 13, ERROR),),
+        ),
         Invalid(
             snippet("""
                 import keras
@@ -416,17 +453,26 @@ class CreatedOutsideStrategyScope(Rule):
     def _compare(self, ctx: RuleContext, site, created: List[Context], used: Strategy,
                  use: str, plain_outside: bool = True, replica: bool = False
                  ) -> Optional[Finding]:
-        for context in created:
-            if context.kind == IN_STRATEGY and context.strategy is not None and \
-                    _objects_differ(context.strategy, used) and \
-                    not (replica and _tpu_raw_assign(site, context.strategy, used)):
-                return ctx.finding(
-                    site.call.span,
-                    f"`{site.name}` is created under {ctx.describe(context.strategy)} "
-                    f"but updated under {ctx.describe(used)} ({use}): RuntimeError "
-                    f"(\"Mixing different tf.distribute.Strategy objects\")", ERROR)
+        # Each context it is created in may be another variable (one per call of the
+        # function that creates it): one of them is the one updated only where it is
+        # the only one, or where every one would be wrong.
+        pairs = [Pair(context, Context(IN_STRATEGY, used), len(created) == 1)
+                 for context in created]
+
+        def mixes(pair: Pair) -> bool:
+            mixed = _mixed(pair)
+            return mixed is not None and not (replica and _tpu_raw_assign(site, *mixed))
+
+        pair = _raising(pairs, mixes)
+        if pair is not None:
+            made, _ = _mixed(pair)  # type: ignore[misc]
+            return ctx.finding(
+                site.call.span,
+                f"`{site.name}` is created under {ctx.describe(made)} "
+                f"but updated under {ctx.describe(used)} ({use}): RuntimeError "
+                f"(\"Mixing different tf.distribute.Strategy objects\")", ERROR)
         if plain_outside and site.family == tfapi.TF and \
-                any(c.kind == NO_STRATEGY for c in created):
+                _raising(pairs, lambda p: _outside(p) is not None) is not None:
             return ctx.finding(
                 site.call.span,
                 f"`{site.name}` is created outside any strategy scope but updated under "
@@ -450,25 +496,31 @@ class CreatedOutsideStrategyScope(Rule):
                         for o in ctx.constructions(use.receiver, fm.path)} - {None}
             if not families:
                 continue
-            made = ctx.creation_contexts(outer, fm.path)
-            if (outer.span.line, outer.span.column) in reported:
+            made_at = ctx.call_place(outer, fm.path)
+            if made_at is None or (outer.span.line, outer.span.column) in reported:
                 continue
-            message = self._model_message(ctx, use, outer, lexical.strategy, made, families)
+            pairs = ctx.pairs(made_at, (fm.path, use.function, use.scopes))
+            message = self._model_message(ctx, use, outer, pairs, families)
             if message is not None:
                 reported.add((outer.span.line, outer.span.column))
                 yield ctx.finding(outer.span, message, ERROR)
 
     @staticmethod
-    def _model_message(ctx, use, outer: Bound, strategy: Strategy, made, families) -> Optional[str]:
-        used = f"{ctx.at(f'`.{use.method}`', ctx.path, use.span)} under {ctx.describe(strategy)}"
-        for context in made:
-            if context.kind == IN_STRATEGY and context.strategy is not None and \
-                    _objects_differ(context.strategy, strategy):
-                return (f"`{outer.text}` is built under {ctx.describe(context.strategy)} "
-                        f"but used in {used}: RuntimeError (\"Mixing different "
-                        f"tf.distribute.Strategy objects\")")
-        if not any(c.kind == NO_STRATEGY for c in made):
+    def _model_message(ctx, use, outer: Bound, pairs: List[Pair], families) -> Optional[str]:
+        pair = _raising(pairs, lambda p: _mixed(p) is not None)
+        if pair is not None:
+            made, strategy = _mixed(pair)  # type: ignore[misc]
+            used = (f"{ctx.at(f'`.{use.method}`', ctx.path, use.span)} under "
+                    f"{ctx.describe(strategy)}{_when(ctx, pair.via)}")
+            return (f"`{outer.text}` is built under {ctx.describe(made)} "
+                    f"but used in {used}: RuntimeError (\"Mixing different "
+                    f"tf.distribute.Strategy objects\")")
+        pair = _raising(pairs, lambda p: _outside(p) is not None)
+        if pair is None:
             return None
+        strategy = _outside(pair)
+        used = (f"{ctx.at(f'`.{use.method}`', ctx.path, use.span)} under "
+                f"{ctx.describe(strategy)}{_when(ctx, pair.via)}")
         if tfapi.KERAS2 in families:
             outcome = ("tf_keras raises ValueError in `compile` (\"Variable ... was not created in "
                        "the distribution strategy scope\")")
@@ -476,7 +528,7 @@ class CreatedOutsideStrategyScope(Rule):
             outcome = ("Keras 3 compiles it, then `fit` fails (AssertionError, or \"`colocate_vars_with` "
                        "must only be passed a variable created in this tf.distribute.Strategy.scope()\")")
         return (f"the model `{outer.text}` is built outside the strategy scope but used in {used}: "
-                f"{outcome}; build it inside `with {strategy.text}.scope():`")
+                f"{outcome}; build it inside `with {strategy.text}.scope():`")  # type: ignore[union-attr]
 
     def _handed_models(self, ctx: RuleContext, reported: Set[Tuple[int, int]]
                        ) -> Iterator[Finding]:
@@ -489,13 +541,16 @@ class CreatedOutsideStrategyScope(Rule):
                 continue
             optimizers = [(obj, *_object_kind(str(obj.key), ctx)[::2])
                           for obj in ctx.constructions(use.receiver, fm.path)]
-            strategies = self._use_strategies(ctx, use)
-            if not strategies:  # a Keras 3 optimizer keeps the strategy it was made under
-                strategies = [c.strategy for obj, family, _ in optimizers
-                              if family == tfapi.KERAS3 and obj.origin is not None
-                              for c in ctx.creation_contexts(*obj.origin)
-                              if c.kind == IN_STRATEGY and c.strategy is not None]
-            if not strategies:
+            used_at = (fm.path, use.function, use.scopes)
+            replica = self._replica_strategies(ctx, use)
+            scoped = any(c.kind == IN_STRATEGY for c, _ in ctx.placed(used_at))
+            if not scoped and not replica:
+                # a Keras 3 optimizer keeps the strategy it was made under
+                replica = [(c, None) for obj, family, _ in optimizers
+                           if family == tfapi.KERAS3 and obj.origin is not None
+                           for c in ctx.creation_contexts(*obj.origin)
+                           if c.kind == IN_STRATEGY and c.strategy is not None]
+            if not scoped and not replica:
                 continue
             for _, bound in use.passed:
                 for obj in ctx.constructions(bound, fm.path):
@@ -507,15 +562,17 @@ class CreatedOutsideStrategyScope(Rule):
                             (span.line, span.column) in reported or \
                             _model_family(str(obj.key), ctx) is None:
                         continue
-                    made = ctx.creation_contexts(made_bound, made_path)
-                    message = self._handed_message(ctx, use, made_bound, made, strategies,
-                                                   optimizers)
+                    made_at = ctx.call_place(made_bound, made_path)
+                    if made_at is None:
+                        continue
+                    pairs = self._pairs(ctx, made_at, used_at, replica, scoped)
+                    message = self._handed_message(ctx, use, made_bound, pairs, optimizers)
                     if message is not None:
                         reported.add((span.line, span.column))
                         yield ctx.finding(span, message, ERROR)
 
-    def _handed_message(self, ctx: RuleContext, use, made_bound: Bound, made,
-                        strategies: List[Strategy], optimizers) -> Optional[str]:
+    def _handed_message(self, ctx: RuleContext, use, made_bound: Bound, pairs: List[Pair],
+                        optimizers) -> Optional[str]:
         """What happens when an optimizer builds its slots for the variables of a model
         made in `made`, under `strategies`, or None when that runs. Both families make
         slot variables with `strategy.extended.colocate_vars_with(variable)`, which raises
@@ -536,22 +593,27 @@ class CreatedOutsideStrategyScope(Rule):
         handover, scope = self._handover(ctx, use, made_bound, ctx.path)
         via = f"handed to {handover}, whose " if handover is not None else ""
         name = f"`{made_bound.text}`"
-        for strategy in strategies:
-            used = (f"{via}{ctx.at(f'`.{use.method}`', ctx.path, use.span)} gets its "
-                    f"variables under {ctx.describe(strategy)}")
+
+        def used(strategy: Strategy, pair: Pair) -> Tuple[str, str]:
+            text = (f"{via}{ctx.at(f'`.{use.method}`', ctx.path, use.span)} gets its "
+                    f"variables under {ctx.describe(strategy)}{_when(ctx, pair.via)}")
             # A method's `self.args.strategy` names nothing where the model is built.
             enter = scope or strategy
             fix = f"build it inside `with {enter.text}.scope():`" if scope is not None or \
                 enter.text.split(".")[0] != "self" else "build it inside that strategy's scope"
-            for context in made:
-                if context.kind == IN_STRATEGY and context.strategy is not None and \
-                        _objects_differ(context.strategy, strategy) and slots:
-                    return (f"the model {name} is built under {ctx.describe(context.strategy)} "
-                            f"but {used}: {colocate}; {fix}")
-            if any(c.kind == NO_STRATEGY for c in made):
-                return (f"the model {name} is built outside any strategy scope but {used}: "
-                        f"{colocate}; {fix}")
-        return None
+            return text, fix
+
+        pair = _raising(pairs, lambda p: slots and _mixed(p) is not None)
+        if pair is not None:
+            made, strategy = _mixed(pair)  # type: ignore[misc]
+            text, fix = used(strategy, pair)
+            return (f"the model {name} is built under {ctx.describe(made)} "
+                    f"but {text}: {colocate}; {fix}")
+        pair = _raising(pairs, lambda p: _outside(p) is not None)
+        if pair is None:
+            return None
+        text, fix = used(_outside(pair), pair)  # type: ignore[arg-type]
+        return f"the model {name} is built outside any strategy scope but {text}: {colocate}; {fix}"
 
     def _objects(self, ctx: RuleContext) -> Iterator[Finding]:
         """Optimizers and metrics made outside the scope they are handed to or used in."""
@@ -564,30 +626,40 @@ class CreatedOutsideStrategyScope(Rule):
                 handed = [("", use.receiver)]
             else:
                 continue
-            strategies = self._use_strategies(ctx, use)
+            used_at = (fm.path, use.function, use.scopes)
+            replica = self._replica_strategies(ctx, use)
             built = None
-            if not strategies:
-                strategies, built = self._owner_strategies(ctx, use)
-            if not strategies:
-                continue
+            if not any(c.kind == IN_STRATEGY for c, _ in ctx.placed(used_at)) and not replica:
+                replica, built = self._owner_strategies(ctx, use)
+                if not replica:
+                    continue
             for keyword, bound in handed:
+                outer = _outer_call(bound)
                 for obj in ctx.constructions(bound, fm.path):
                     family, kind, cls = _object_kind(str(obj.key), ctx)
                     if kind not in (tfapi.OPTIMIZER, tfapi.METRIC) or \
                             (not keyword and kind != tfapi.OPTIMIZER) or obj.origin is None:
                         continue
                     made_bound, made_path = obj.origin
-                    if made_bound.span is None or (made_path, made_bound.span) in reported:
+                    # Made where the using code calls what makes it: the outermost call
+                    # there (`opt = build_opt()`), where `with strategy.scope():` goes.
+                    place_bound, place_path = made_bound, made_path
+                    if outer is not None and outer is not made_bound and \
+                            obj in ctx.constructions(outer, fm.path):
+                        place_bound, place_path = outer, fm.path
+                    if place_bound.span is None or (place_path, place_bound.span) in reported:
                         continue
-                    made = ctx.creation_contexts(made_bound, made_path)
+                    made_at = ctx.call_place(place_bound, place_path)
+                    if made_at is None:
+                        continue
+                    pairs = self._pairs(ctx, made_at, used_at, replica, built is None)
                     slots = _makes_slots(ctx.construction_at(made_path, made_bound.span), cls)
-                    verdict = self._object_verdict(ctx, family, kind, cls, made, strategies,
-                                                   slots)
+                    verdict = self._object_verdict(ctx, family, kind, cls, pairs, slots)
                     if verdict is None:
                         continue
-                    reported.add((made_path, made_bound.span))
-                    severity, outcome, strategy = verdict
-                    text = f"`{made_bound.text}`"
+                    reported.add((place_path, place_bound.span))
+                    severity, outcome, strategy, via = verdict
+                    text = f"`{place_bound.text}`"
                     handover, scope = self._handover(ctx, use, made_bound, made_path)
                     if handover is not None:
                         how = f"`compile({keyword}=...)`" if keyword else f"`.{use.method}`"
@@ -599,49 +671,57 @@ class CreatedOutsideStrategyScope(Rule):
                         used = ctx.at(how, fm.path, use.span)
                         if built is not None:
                             used += f" of a {ctx.at(built[0], built[1], built[2])}"
-                    used += f" under {ctx.describe(strategy)}"
-                    where = "" if made_path == fm.path else f" (at {made_path})"
+                    used += f" under {ctx.describe(strategy)}{_when(ctx, via)}"
+                    where = "" if place_path == fm.path else f" (at {place_path})"
                     yield ctx.finding(
-                        made_bound.span if made_path == fm.path else use.span,
+                        place_bound.span if place_path == fm.path else use.span,
                         f"the {kind} {text}{where} is made {outcome[0]} but {used}: "
                         f"{outcome[1]}; make it inside `with "
                         f"{(scope or strategy).text}.scope():`",
                         severity)
 
     @staticmethod
-    def _use_strategies(ctx: RuleContext, use) -> List[Strategy]:
-        """The strategies current where `use` runs: scopes around it or its callers, and
-        the `strategy.run` calls that run it."""
-        found = [c.strategy for c in ctx.contexts_at(ctx.path, use.function,
-                                                                      use.scopes)
-                 if c.kind == IN_STRATEGY and c.strategy is not None]
-        found += [w.strategy for w in ctx.where_at(use.function)
-                  if w.kind == REPLICA and w.strategy is not None]
-        return found
+    def _pairs(ctx: RuleContext, made_at, used_at, replica: Placed, scoped: bool) -> List[Pair]:
+        """The contexts the object is made in, paired with those it is used in: the
+        scopes around the use (`scoped`), tied to the making where both are in one
+        function, and the strategies that run the use's code (`replica`)."""
+        pairs = ctx.pairs(made_at, used_at) if scoped else []
+        if replica:
+            pairs += paired(ctx.placed(made_at), replica)
+        return pairs
 
     @staticmethod
-    def _owner_strategies(ctx: RuleContext, use) -> Tuple[List[Strategy], Optional[
+    def _replica_strategies(ctx: RuleContext, use) -> Placed:
+        """The strategies whose `strategy.run` runs the code of `use`, each with that call."""
+        return [(Context(IN_STRATEGY, w.strategy),
+                 (w.at[0], w.at[1], w.via.strip("`")) if w.at else None)
+                for w in ctx.where_at(use.function)
+                if w.kind == REPLICA and w.strategy is not None]
+
+    @staticmethod
+    def _owner_strategies(ctx: RuleContext, use) -> Tuple[Placed, Optional[
             Tuple[str, str, Span]]]:
         """For a use in a method that nothing in this run is seen to call: the strategy
         scopes its class's instances are constructed in (a trainer built under
-        `strategy.scope()` trains under it), with the class's name and the first such
-        construction; else nothing."""
+        `strategy.scope()` trains under it), each with its construction, and the class's
+        name and the first such construction; else nothing."""
         info = ctx.model.functions.get(use.function) if use.function else None
         if info is None or info.klass is None:
             return [], None
         contexts = ctx.contexts_at(ctx.path, use.function, use.scopes)
         if any(c.kind != UNKNOWN for c in contexts):
             return [], None
-        strategies: List[Strategy] = []
+        found: Placed = []
         first = None
         for construction, path in ctx.constructions_of(info.klass):
             for context in ctx.contexts_at(path, construction.function,
                                                             construction.scopes):
                 if context.kind == IN_STRATEGY and context.strategy is not None:
-                    strategies.append(context.strategy)
+                    found.append((context, (path, construction.span,
+                                            str(construction.callee.text))))
                     if first is None:
                         first = (str(construction.callee.text), path, construction.span)
-        return strategies, (f"`{first[0]}` built", first[1], first[2]) if first else None
+        return found, (f"`{first[0]}` built", first[1], first[2]) if first else None
 
     @staticmethod
     def _handover(ctx: RuleContext, use, made: Bound, made_path: str
@@ -667,35 +747,79 @@ class CreatedOutsideStrategyScope(Rule):
         return None, None
 
     @staticmethod
-    def _object_verdict(ctx: RuleContext, family, kind: str, cls: str, made,
-                        strategies: List[Strategy], slots: Optional[bool] = None):
-        """(severity, (where it was made, what happens), the strategy it is used under)."""
-        for context in made:
-            for strategy in strategies:
-                if context.kind == IN_STRATEGY and context.strategy is not None and \
-                        _objects_differ(context.strategy, strategy):
-                    if family == tfapi.KERAS2 and kind == tfapi.METRIC:
-                        outcome = ("tf_keras raises ValueError in `compile` (\"Metric ... "
-                                   "passed to `model.compile` was created inside a different "
-                                   "distribution strategy scope\")")
-                    else:
-                        outcome = "RuntimeError (\"Mixing different tf.distribute.Strategy objects\")"
-                    return ERROR, (f"under {ctx.describe(context.strategy)}", outcome), strategy
-        if not any(c.kind == NO_STRATEGY for c in made) or not strategies:
-            return None
-        strategy = strategies[0]
-        if family == tfapi.KERAS2 and kind == tfapi.METRIC:
+    def _object_verdict(ctx: RuleContext, family, kind: str, cls: str, pairs: List[Pair],
+                        slots: Optional[bool] = None):
+        """(severity, (where it was made, what happens), the strategy it is used under, the
+        call that selects that path) for the pair a claim is made on (`_raising`)."""
+        keras2_metric = family == tfapi.KERAS2 and kind == tfapi.METRIC
+        keras3_optimizer = family == tfapi.KERAS3 and kind == tfapi.OPTIMIZER
+
+        def mixes(pair: Pair) -> bool:
+            return _mixed(pair) is not None
+
+        def outside(pair: Pair) -> bool:
+            return (keras2_metric or keras3_optimizer) and _outside(pair) is not None
+
+        pair = _raising(pairs, mixes)
+        if pair is not None:
+            made, used = _mixed(pair)  # type: ignore[misc]
+            if keras2_metric:
+                outcome = ("tf_keras raises ValueError in `compile` (\"Metric ... "
+                           "passed to `model.compile` was created inside a different "
+                           "distribution strategy scope\")")
+            else:
+                outcome = "RuntimeError (\"Mixing different tf.distribute.Strategy objects\")"
+            return ERROR, (f"under {ctx.describe(made)}", outcome), used, pair.via
+        pair = _raising(pairs, outside)
+        if pair is None:
+            return None  # a tf_keras optimizer or a Keras 3 metric made outside runs
+        strategy = _outside(pair)
+        if keras2_metric:
             return ERROR, ("outside any strategy scope",
                            "tf_keras raises ValueError in `compile` (\"Metric ... passed to "
                            "`model.compile` was created inside a different distribution "
-                           "strategy scope\")"), strategy
-        if family == tfapi.KERAS3 and kind == tfapi.OPTIMIZER:
-            outcome = ("Keras 3 raises RuntimeError (\"Mixing different tf.distribute.Strategy "
-                       "objects\") when it builds its slot variables, under the default "
-                       "strategy it captured when it was made")
-            if slots is False:
-                options = " or ".join(f"`{o}`" for o in tfapi.KERAS3_SLOT_OPTIONS[cls])
-                return WARNING, ("outside any strategy scope",
-                                 outcome + f" (`{cls}` has them only with {options})"), strategy
-            return ERROR, ("outside any strategy scope", outcome), strategy
-        return None  # a tf_keras optimizer or a Keras 3 metric made outside runs
+                           "strategy scope\")"), strategy, pair.via
+        outcome = ("Keras 3 raises RuntimeError (\"Mixing different tf.distribute.Strategy "
+                   "objects\") when it builds its slot variables, under the default "
+                   "strategy it captured when it was made")
+        if slots is False:
+            options = " or ".join(f"`{o}`" for o in tfapi.KERAS3_SLOT_OPTIONS[cls])
+            return WARNING, ("outside any strategy scope",
+                             outcome + f" (`{cls}` has them only with {options})"), \
+                strategy, pair.via
+        return ERROR, ("outside any strategy scope", outcome), strategy, pair.via
+
+
+def _mixed(pair: Pair) -> Optional[Tuple[Strategy, Strategy]]:
+    """(made under, used under) where the pair's two strategies surely differ."""
+    made, used = pair.made, pair.used
+    if made.kind == IN_STRATEGY and used.kind == IN_STRATEGY and made.strategy is not None \
+            and used.strategy is not None and _objects_differ(made.strategy, used.strategy):
+        return made.strategy, used.strategy
+    return None
+
+
+def _outside(pair: Pair) -> Optional[Strategy]:
+    """The strategy used under, where the pair's object is made outside any scope."""
+    if pair.made.kind == NO_STRATEGY and pair.used.kind == IN_STRATEGY:
+        return pair.used.strategy
+    return None
+
+
+def _raising(pairs: List[Pair], raises) -> Optional[Pair]:
+    """The pair to make a claim on: a certain one on which it `raises`; else, where it
+    raises on every pair (every execution), the first; else None -- merged facts make
+    no claim (RULES.md, "Severity and certainty")."""
+    hits = [pair for pair in pairs if raises(pair)]
+    if not hits:
+        return None
+    return next((pair for pair in hits if pair.certain),
+                hits[0] if len(hits) == len(pairs) else None)
+
+
+def _when(ctx: RuleContext, via) -> str:
+    """", when `train(...)` at line 40 runs it": the call a claim's path goes through."""
+    if via is None:
+        return ""
+    path, span, callee = via
+    return f", when {ctx.at(f'`{callee}(...)`', path, span)} runs it"

@@ -12,10 +12,12 @@ from ..facts import (
     OTHER, QNAME, STR, Bound, Value,
 )
 from ..invariance import paired
+from ..names import PendingRef
 from .syntax import (
     LITERAL_CONTAINERS, MAX_VALUE_DEPTH, dotted_parts, is_name_constant, literal_int,
     single_string_literal, unstarred,
 )
+from .constants import LITERALS, is_known, literal
 from .state import Walk
 
 
@@ -31,10 +33,14 @@ def bind_target(w: Walk, target: ast.AST, value: Optional[ast.AST]) -> None:
     if isinstance(target, ast.Name):
         parts = dotted_parts(value) if value is not None else None
         if parts is not None and value is not None and not w.self_head(parts):
-            w.bind(target.id, Bound(BOUND_QNAME, text=target.id, span=w.span(value)),
-                   alias=parts)
+            binding = w.bind(target.id, Bound(BOUND_QNAME, text=target.id,
+                                              span=w.span(value)), alias=parts)
         else:
-            w.bind(target.id, bound_for(w, value, target.id))
+            binding = w.bind(target.id, bound_for(w, value, target.id))
+        if value is not None and value.__class__ in LITERALS:
+            known = literal(value)
+            if is_known(known):
+                w.literals[id(binding)] = known
     elif isinstance(target, (ast.Tuple, ast.List)):
         bind_unpacking(w, target, value)
     elif isinstance(target, ast.Starred):
@@ -105,8 +111,16 @@ def name_bound(w: Walk, node: ast.Name, text: Optional[str]) -> Bound:
     if w.is_self(node):
         return Bound(BOUND_LOCAL, None, text, w.span(node))
     bound = Bound(BOUND_NAMES, None, text, w.span(node))  # (kind, qname, text, span)
-    w.pending_names.append((w.ref((name,)), bound))
+    w.pending_names.append((named_ref(w, name), bound))
     return bound
+
+
+def named_ref(w: Walk, name: str) -> PendingRef:
+    """A use of a plain name, with the bindings that reach it in the walk's scope."""
+    ref = w.ref((name,))
+    if not w.finishing:  # (what `finish` asks about runs after the walk's code)
+        ref.reach = w.flow().use(name)
+    return ref
 
 
 def bound_for(w: Walk, value: Optional[ast.AST], text: str) -> Bound:
@@ -119,7 +133,7 @@ def bound_for(w: Walk, value: Optional[ast.AST], text: str) -> Bound:
     if parts is not None and not w.self_head(parts):
         if len(parts) == 1:
             bound = Bound(BOUND_NAMES, None, text, span)
-            w.pending_names.append((w.ref(parts), bound))
+            w.pending_names.append((named_ref(w, parts[0]), bound))
             return bound
         bound = Bound(BOUND_QNAME, None, text, span)
         w.pending_bounds.append((bound, w.ref(parts)))

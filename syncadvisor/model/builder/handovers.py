@@ -130,10 +130,14 @@ MAX_NAME_BINDINGS = 256
 
 
 def bounds_of_name(w: Walk, ref: PendingRef) -> List[Bound]:
-    """Every binding a plain name may have where it is used (if/else branches); none
+    """Every binding a plain name may have where it is used: in the scope that binds it,
+    those that reach the use (if/else branches, a loop's later iterations); from
+    another scope (a function body reading a module's name), every binding there. None
     past MAX_NAME_BINDINGS."""
-    # The scope `NameResolver.lookup` finds the name in: every binding there.
-    _, entries = w.resolver.visible(ref.scope, ref.parts[0])
+    # The scope `NameResolver.lookup` finds the name in.
+    own, entries = w.resolver.visible(ref.scope, ref.parts[0])
+    if own and ref.reach:
+        entries = ref.reach  # type: ignore[assignment]
     if len(entries) > MAX_NAME_BINDINGS:
         return []
     return [b.bound if b.alias_parts is None else resolved_bound(w, b) for b in entries]

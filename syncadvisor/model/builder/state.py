@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from bisect import bisect_right
 from sys import intern
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 from ...lines import line_starts, position
 from .. import tfapi
@@ -19,6 +19,7 @@ from ..facts import (
 )
 from ..invariance import Definitions
 from ..names import MODULE, Binding, NameResolver, PendingRef, Scope
+from .flow import Flow
 from .syntax import NAME, NEWLINE, NON_ASCII, name_of
 
 
@@ -26,7 +27,7 @@ class Function:
     """Walk state for one function, or for the module (id None)."""
 
     __slots__ = ("id", "self_name", "klass", "scopes", "info", "stateless", "node", "walrus",
-                 "next_creator", "own_calls", "tests", "guard")
+                 "next_creator", "own_calls", "tests", "guard", "narrowings")
 
     def __init__(self, id_: Optional[str], self_name: Optional[str], klass: Optional[str],
                  info: Optional[FunctionInfo]):
@@ -49,6 +50,9 @@ class Function:
         # (`FileModel.guarded_calls`), one object while the tests stay the same.
         self.tests: List[int] = []
         self.guard: Tuple[int, ...] = ()
+        # Open branches of `isinstance(<text>, classes)` tests, outermost first: (the
+        # subject as written, the classes, whether the test passed there).
+        self.narrowings: List[Tuple[str, Tuple[Bound, ...], bool]] = []
 
 
 class Walk:
@@ -137,6 +141,10 @@ class Walk:
                     end = self.starts[line] if line < len(self.starts) else len(text)
                     self.wide[line] = text[self.starts[line - 1]:end].encode(
                         "utf-8", "surrogatepass")
+        # id(binding) -> the literal it binds (`STRATEGY = "one"`: builder/constants.py),
+        # and the names a `global`/`nonlocal` statement lets other code rebind.
+        self.literals: Dict[int, object] = {}
+        self.rebindable: Set[str] = set()
         first = NEWLINE.search(text)
         self.model.newline = first.group() if first else "\n"
 
@@ -208,12 +216,23 @@ class Walk:
         fn = self.fn
         return fn.self_name is not None and fn.klass is not None and parts[0] == fn.self_name
 
-    def bind(self, name: str, bound: Bound, alias: Optional[Tuple[str, ...]] = None) -> None:
+    def bind(self, name: str, bound: Bound, alias: Optional[Tuple[str, ...]] = None
+             ) -> Binding:
         binding = Binding(self.next_seq(), bound, alias, self.scope if alias else None)
         self.scope.bind(name, binding)
+        self.flow().bound(name, binding)
         target = alias[-1] if alias else (bound.qname or "").rpartition(".")[2]
         if target in tfapi.CREATION_CALLEE_NAMES and target != name:
             self.creation_aliases.add(name)
+        return binding
+
+    def flow(self) -> Flow:
+        """What reaches the walk's position in the code of the scope it is in."""
+        scope = self.scope
+        found = scope.flow
+        if found is None:
+            found = scope.flow = Flow()
+        return found
 
     def bind_local(self, name: str) -> None:
         self.bind(name, Bound(BOUND_LOCAL, text=name))

@@ -20,6 +20,8 @@ from .syntax import (
 from .state import Function, Walk
 from .bindings import bind_loop_target, bind_target, bound_for, name_creation_targets, ref_bound
 from .calls import record_call
+from .constants import truth
+from .narrowing import enter_branch, leave_branch, narrowed_for, narrowing_of
 from .effects import creator_effect, creator_scope, record_attribute
 
 
@@ -53,6 +55,10 @@ def visit_all(w: Walk, nodes: Sequence[Optional[ast.AST]]) -> None:
 
 def on_module(w: Walk, node: ast.Module) -> None:
     w.tree = node
+    if "global" in w.text or "nonlocal" in w.text:
+        w.rebindable = {name for statement in ast.walk(node)
+                        if isinstance(statement, (ast.Global, ast.Nonlocal))
+                        for name in statement.names}
     for statement in node.body:
         if not is_preamble(statement):
             w.import_before = w.span(statement)
@@ -248,38 +254,55 @@ def leave_lambda(w: Walk) -> None:
 def on_branch(w: Walk, node) -> None:
     """`if`/`while`/`x if t else y`: a test that may be a tensor is recorded on the
     updates and the calls of the function's own code under it (`BranchTest`, and
-    `add_call` guards the calls)."""
+    `add_call` guards the calls). Each branch may or may not run (`Flow`)."""
     test_node = node.test
     kind = node.__class__
+    is_while = kind is ast.While
+    flow = w.flow()
+    if is_while:
+        flow.begin_loop()  # (the test runs again after each pass of the body)
     if kind is not ast.IfExp:
         visit_all(w, (test_node,))
+        if kind is ast.If:
+            known = truth(w, test_node)
+            if known is not None:  # configuration the code spells out: one way runs
+                visit_all(w, node.body if known else node.orelse)
+                return
     fn = w.fn
-    if plain_test(test_node, fn.info.params if fn.info is not None else ()):
-        if kind is ast.IfExp:
-            visit_all(w, (node.body, test_node, node.orelse))
-        else:
-            visit_all(w, node.body)
-            visit_all(w, node.orelse)
-        return
-    is_while = kind is ast.While
-    reads: List[Bound] = []
-    test_reads(w, test_node, reads, 0)
-    tests = w.model.branch_tests
-    tests.append(BranchTest(TEST_WHILE if is_while else TEST_IF, w.span(test_node),
-                            w.code(test_node), tuple(reads)))
+    guarded = not plain_test(test_node, fn.info.params if fn.info is not None else ())
     outer = fn.guard
-    fn.tests.append(len(tests) - 1)
-    fn.guard = tuple(fn.tests)
-    if kind is ast.IfExp:
-        visit_all(w, (node.body, test_node, node.orelse))
-    else:
-        visit_all(w, node.body)
-        if not is_while:  # (a `while`'s `else` runs once, after the loop)
-            visit_all(w, node.orelse)
-    fn.tests.pop()
-    fn.guard = outer
+    if guarded:
+        reads: List[Bound] = []
+        test_reads(w, test_node, reads, 0)
+        tests = w.model.branch_tests
+        tests.append(BranchTest(TEST_WHILE if is_while else TEST_IF, w.span(test_node),
+                                w.code(test_node), tuple(reads)))
+        fn.tests.append(len(tests) - 1)
+        fn.guard = tuple(fn.tests)
     if is_while:
-        visit_all(w, node.orelse)
+        visit_all(w, node.body)
+    else:
+        narrowing = narrowing_of(w, test_node) if kind is ast.If else None
+        opened = enter_branch(w, narrowing, True) if narrowing is not None else 0
+        flow.begin()
+        visit_all(w, (node.body,) if kind is ast.IfExp else node.body)
+        taken = flow.end()
+        if narrowing is not None:
+            leave_branch(w, opened)
+            opened = enter_branch(w, narrowing, False)
+        if kind is ast.IfExp:
+            visit_all(w, (test_node,))
+        flow.begin()
+        visit_all(w, (node.orelse,) if kind is ast.IfExp else node.orelse)
+        flow.join(taken, flow.end())
+        if narrowing is not None:
+            leave_branch(w, opened)
+    if guarded:
+        fn.tests.pop()
+        fn.guard = outer
+    if is_while:
+        flow.end_loop()
+        visit_all(w, node.orelse)  # (a `while`'s `else` runs once, after the loop)
 
 
 def test_reads(w: Walk, node: ast.AST, reads: List[Bound], depth: int) -> None:
@@ -364,10 +387,49 @@ def on_named_expr(w: Walk, node: ast.NamedExpr) -> None:
 
 
 def on_for(w: Walk, node) -> None:
+    visit(w, node.iter)  # (once, before the loop)
+    flow = w.flow()
+    flow.begin_loop()
     bind_loop_target(w, node.target, node.iter)
-    visit_all(w, [node.target, node.iter])
+    visit(w, node.target)
     visit_all(w, node.body)
+    flow.end_loop()
     visit_all(w, node.orelse)
+
+
+def on_try(w: Walk, node) -> None:
+    """`try`: the body may stop anywhere, so a handler sees what came before it or any
+    binding of the body; after the statement, what any way through it left."""
+    flow = w.flow()
+    flow.begin_try()
+    visit_all(w, node.body)
+    body, starts = flow.end_try()
+    flow.begin()  # (`else` runs after the body, outside its handlers)
+    for name, reaching in body.items():
+        flow.set(name, reaching)
+    visit_all(w, node.orelse)
+    ways = [flow.end()]
+    for handler in node.handlers:
+        flow.begin()
+        for name, reaching in starts.items():
+            flow.set(name, reaching)
+        visit(w, handler)
+        ways.append(flow.end())
+    flow.join(*ways)
+    visit_all(w, node.finalbody)
+
+
+def on_match(w: Walk, node) -> None:
+    """`match`: one case runs, or none."""
+    visit(w, node.subject)
+    flow = w.flow()
+    ways = []
+    for case in node.cases:
+        flow.begin()
+        visit_all(w, (case.pattern, case.guard))
+        visit_all(w, case.body)
+        ways.append(flow.end())
+    flow.join(*ways, {})
 
 
 def on_except_handler(w: Walk, node: ast.ExceptHandler) -> None:
@@ -409,6 +471,8 @@ def open_scopes(w: Walk, items: Sequence[ast.AST]) -> Tuple[int, int]:
                 opened += 1
             continue
         entry = ScopeEntry((), w.code(receiver), w.span(item), fn.id)
+        if fn.narrowings:
+            entry.narrowed = narrowed_for(w, entry.text)
         attribute = attribute_of(receiver)
         if attribute is not None and w.is_self(attribute[0]):
             entry.receivers = (Bound(BOUND_SELF_ATTR, qname=fn.klass, attr=attribute[1],
@@ -477,5 +541,8 @@ HANDLERS: Dict[type, Callable[[Walk, Any], None]] = {
     ast.AsyncFor: on_for, ast.With: on_with, ast.AsyncWith: on_with,
     ast.ExceptHandler: on_except_handler, ast.Call: on_call, ast.Attribute: on_attribute,
     ast.Dict: on_dict, ast.Name: leaf, ast.Constant: leaf,
-    ast.If: on_branch, ast.While: on_branch, ast.IfExp: on_branch,
+    ast.If: on_branch, ast.While: on_branch, ast.IfExp: on_branch, ast.Try: on_try,
 }
+for _kind, _handler in (("TryStar", on_try), ("Match", on_match)):  # (Python 3.11, 3.10)
+    if hasattr(ast, _kind):
+        HANDLERS[getattr(ast, _kind)] = _handler
