@@ -166,6 +166,22 @@ class EnumRef:
     class_text: str  # how the class was spelled
 
 
+@record(frozen=True)
+class Preceding:
+    """A statement before a `with X.scope():` in its block, as far as moving a statement
+    into the block needs to know (TFS108's fix)."""
+
+    line: int
+    end_line: int
+    binds: Tuple[str, ...]  # the names it may bind
+    reads: Tuple[str, ...]  # the names it may read
+    # `name = <call>` alone on its lines: the name, where the call starts (line, column),
+    # and the lines as written; else None, (0, 0), "".
+    target: Optional[str] = None
+    value: Tuple[int, int] = (0, 0)
+    text: str = ""
+
+
 @record(slots=True)
 class ScopeEntry:
     """One `with <receiver>.scope():` item."""
@@ -183,6 +199,11 @@ class ScopeEntry:
     # tf.distribute.TPUStrategy):` the receiver is one of those classes. A test inside the
     # `with` block is a copy of the entry with the test added, opened where the branch is.
     narrowed: Tuple[Tuple[Tuple[Bound, ...], bool], ...] = ()
+    # The statements before the `with` in its block, nearest last; where its body's first
+    # statement starts, on a line of its own (else None); the names its items read.
+    preceding: Tuple[Preceding, ...] = ()
+    body: Optional[Tuple[int, int]] = None
+    item_reads: Tuple[str, ...] = ()
 
 
 @record(slots=True)

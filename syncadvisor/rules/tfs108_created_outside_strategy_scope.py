@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Iterator, List, Optional, Set, Tuple
 
-from ..findings import Finding
+from ..findings import UNSAFE, Edit, Finding, Fix
 from ..model import tfapi
 from ..model.contexts import (IN_STRATEGY, NO_STRATEGY, UNKNOWN, Context, Pair, Placed,
                               Strategy, paired)
@@ -111,6 +111,38 @@ def _outer_call(bound: Bound, depth: int = 0) -> Optional[Bound]:
     return None
 
 
+def _move_into_scope(ctx: RuleContext, call: Bound, use) -> Optional[Fix]:
+    """Move `name = <call>` into the `with X.scope():` block around `use`, where the
+    statement is in that block's own list before it, alone on its lines, and nothing
+    between them reads or rebinds `name` or rebinds what the call reads."""
+    span = call.span
+    fm = ctx.model
+    if span is None:
+        return None
+    entry = next((fm.scopes[i] for i in reversed(use.scopes) if fm.scopes[i].creator == -1
+                  and ctx.scope_context(fm.path, (i,)) is not None), None)
+    if entry is None or entry.body is None:
+        return None
+    preceding = entry.preceding
+    k = next((k for k, p in enumerate(preceding)
+              if p.target is not None and p.value == (span.line, span.column)), None)
+    if k is None:
+        return None
+    moved = preceding[k]
+    name, reads = moved.target, set(moved.reads)
+    if name in entry.item_reads or '"""' in moved.text or "'''" in moved.text:
+        return None
+    for between in preceding[k + 1:]:
+        if name in between.reads or name in between.binds or reads & set(between.binds):
+            return None
+    line, column = entry.body
+    lines = moved.text.splitlines()
+    indent = min(len(t) - len(t.lstrip()) for t in lines if t.strip())
+    text = "".join(" " * column + t[indent:] + "\n" if t.strip() else "\n" for t in lines)
+    return Fix(UNSAFE, f"Move `{name} = ...` into `with {entry.text}.scope():`",
+               (Edit(moved.line, 1, moved.end_line + 1, 1, ""), Edit(line, 1, line, 1, text)))
+
+
 class CreatedOutsideStrategyScope(Rule):
     """
     ## What it does
@@ -206,9 +238,14 @@ class CreatedOutsideStrategyScope(Rule):
     gradients to `self.model.trainable_variables`.
 
     ## Fix safety
-    No automatic fix: the message names both places (and the constructor an object is
-    handed to); move the creation into the scope. Moving it changes where its variables
-    live, which is the point, but it can also move code across other statements.
+    Unsafe: where the outermost call made outside the scope is a statement `name =
+    call(...)` of its own, in the same block of the same function as the `with
+    strategy.scope():` that uses it, and nothing between them reads or rebinds `name`
+    or rebinds a name the call reads, the fix moves that statement to the top of the
+    `with` block. It changes where the object's variables live, which is the point, and
+    moves the call past the statements between, which may do something it depends on
+    (set a mixed-precision policy, seed a generator): hence unsafe. Elsewhere the message
+    names both places (and the constructor an object is handed to).
     """
 
     code = "TFS108"
@@ -216,6 +253,7 @@ class CreatedOutsideStrategyScope(Rule):
     severity = ERROR
     summary = ("a model, optimizer, metric or variable created outside the strategy scope "
                "(or under another strategy) it is used in")
+    fix_availability = "unsafe"
 
     VALID = [
         snippet("""
@@ -312,6 +350,16 @@ class CreatedOutsideStrategyScope(Rule):
                     model.compile(optimizer=optimizer, loss='mse')
             """),
             (Expect(5, 13, ERROR),),
+            unsafe_fixed=snippet("""
+                import tensorflow as tf
+                strategy = tf.distribute.MirroredStrategy()
+                def build_optimizer():
+                    return tf.keras.optimizers.Adam()
+                with strategy.scope():
+                    optimizer = build_optimizer()
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(optimizer=optimizer, loss='mse')
+            """),
         ),
         Invalid(
             snippet("""
@@ -503,7 +551,7 @@ class CreatedOutsideStrategyScope(Rule):
             message = self._model_message(ctx, use, outer, pairs, families)
             if message is not None:
                 reported.add((outer.span.line, outer.span.column))
-                yield ctx.finding(outer.span, message, ERROR)
+                yield ctx.finding(outer.span, message, ERROR, _move_into_scope(ctx, outer, use))
 
     @staticmethod
     def _model_message(ctx, use, outer: Bound, pairs: List[Pair], families) -> Optional[str]:
@@ -569,7 +617,8 @@ class CreatedOutsideStrategyScope(Rule):
                     message = self._handed_message(ctx, use, made_bound, pairs, optimizers)
                     if message is not None:
                         reported.add((span.line, span.column))
-                        yield ctx.finding(span, message, ERROR)
+                        yield ctx.finding(span, message, ERROR,
+                                          _move_into_scope(ctx, made_bound, use))
 
     def _handed_message(self, ctx: RuleContext, use, made_bound: Bound, pairs: List[Pair],
                         optimizers) -> Optional[str]:
@@ -678,7 +727,9 @@ class CreatedOutsideStrategyScope(Rule):
                         f"the {kind} {text}{where} is made {outcome[0]} but {used}: "
                         f"{outcome[1]}; make it inside `with "
                         f"{(scope or strategy).text}.scope():`",
-                        severity)
+                        severity,
+                        _move_into_scope(ctx, place_bound, use) if place_path == fm.path
+                        else None)
 
     @staticmethod
     def _pairs(ctx: RuleContext, made_at, used_at, replica: Placed, scoped: bool) -> List[Pair]:

@@ -55,7 +55,8 @@ def enter_branch(w: Walk, narrowing: Narrowing, passes: bool) -> int:
         entry = scopes[i]
         if entry.creator == -1 and entry.text == text:
             copy = ScopeEntry(entry.receivers, entry.text, entry.span, entry.function,
-                              entry.creator, entry.narrowed + ((classes, positive == passes),))
+                              entry.creator, entry.narrowed + ((classes, positive == passes),),
+                              entry.preceding, entry.body, entry.item_reads)
             scopes.append(copy)
             fn.scopes.append(len(scopes) - 1)
             return 1

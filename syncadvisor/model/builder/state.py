@@ -144,6 +144,10 @@ class Walk:
         # id(binding) -> the literal it binds (`STRATEGY = "one"`: builder/constants.py),
         # and the names a `global`/`nonlocal` statement lets other code rebind.
         self.literals: Dict[int, object] = {}
+        # id(statement) -> its block and index there, and the source's lines, once a
+        # `with X.scope():` asks (builder/blocks.py)
+        self.blocks: Optional[Dict[int, Tuple[List[ast.stmt], int]]] = None
+        self.lines: Optional[List[str]] = None
         self.rebindable: Set[str] = set()
         first = NEWLINE.search(text)
         self.model.newline = first.group() if first else "\n"

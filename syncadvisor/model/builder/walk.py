@@ -20,6 +20,7 @@ from .syntax import (
 from .state import Function, Walk
 from .bindings import bind_loop_target, bind_target, bound_for, name_creation_targets, ref_bound
 from .calls import record_call
+from .blocks import block_facts
 from .constants import truth
 from .narrowing import enter_branch, leave_branch, narrowed_for, narrowing_of
 from .effects import creator_effect, creator_scope, record_attribute
@@ -446,7 +447,13 @@ def on_dict(w: Walk, node: ast.Dict) -> None:
 
 
 def on_with(w: Walk, node) -> None:
+    first = len(w.model.scopes)
     entered = open_scopes(w, [item.context_expr for item in node.items])
+    strategy_scopes = [e for e in w.model.scopes[first:] if e.creator == -1]
+    if strategy_scopes:
+        preceding, body, reads = block_facts(w, node)
+        for entry in strategy_scopes:
+            entry.preceding, entry.body, entry.item_reads = preceding, body, reads
     for item in node.items:
         visit(w, item.context_expr)
         if item.optional_vars is not None:
