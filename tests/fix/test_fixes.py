@@ -146,6 +146,15 @@ def test_newlines_are_kept_and_only_the_edit_changes(tmp_path, capsys, newline):
     assert _fix_bytes(tmp_path, data) == data.replace(b"DEFAULT", b"AUTO")
 
 
+@pytest.mark.parametrize("newline", ["\r\n", "\r"], ids=["crlf", "cr"])
+def test_unsafe_fixes_keep_the_files_newlines(newline):
+    """A fix that writes lines (TFS108's move into a scope) writes the file's newline."""
+    for path in INPUTS:
+        source = path.read_text()
+        fixed = fix_source(source.replace("\n", newline), path.name, unsafe=True)
+        assert fixed == fix_source(source, path.name, unsafe=True).replace("\n", newline), path
+
+
 def test_utf8_bom_and_crlf(tmp_path, capsys):
     data = (b"\xef\xbb\xbfimport tensorflow as tf\r\n"
             b"v = tf.Variable(1., synchronization=\"ON_READ\", aggregation=tf.VariableAggregation.SUM)\r\n")
