@@ -5,7 +5,9 @@ finding from a merged answer.
 Work is counted, not timed: the Python calls a check makes (cProfile's count, the same
 from run to run but for the order of a few sets) and the questions the query engine
 answers, for an input and for the same input twice as large. Linear work doubles; the
-quadratic growth each of these once had quadruples it.
+quadratic growth each of these once had quadruples it. Each test also bounds the CPU
+time of its largest input (`CPU_SECONDS`: the process's own time, which other load on
+the machine does not add to; each takes a few seconds at most).
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import cProfile
 import pstats
 import sys
 import textwrap
+import time
 import tracemalloc
 from typing import Dict, List, Optional, Tuple
 
@@ -32,6 +35,9 @@ HEAD = "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\n"
 # Doubling the input at most multiplies the work by this (linear: 2, and a little more
 # for the fixed cost of a run being spread over less; quadratic: 4).
 LINEAR = 2.6
+# The most CPU seconds modelling and checking any one input here may take: some ten
+# times what the largest takes, profiled, on a slow machine.
+CPU_SECONDS = 60.0
 
 
 def _run(sources: Dict[str, str]) -> Run:
@@ -45,6 +51,7 @@ class Checked:
     """A run's findings, its projects (to ask about) and how much work its check took."""
 
     def __init__(self, sources: Dict[str, str], tracked: bool = False, profile: bool = False):
+        start = time.process_time()
         run = _run(sources)
         results = run.analyze()
         models = [r.model for r in results if r.model is not None]
@@ -58,6 +65,7 @@ class Checked:
             profiler.disable()
         self.calls = pstats.Stats(profiler).total_calls if profiler else 0  # type: ignore
         self.answers = sum(sum(p.db.answers().values()) for p in set(self.projects.values()))
+        self.cpu = time.process_time() - start
 
     def project(self, path: str):
         return self.projects[path]
@@ -68,7 +76,9 @@ class Checked:
 
 
 def _no_tool_error(checked: Checked) -> None:
+    """No internal error, and no more than CPU_SECONDS."""
     assert not [f.message for f in checked.findings if "internal error" in f.message]
+    assert checked.cpu <= CPU_SECONDS, checked.cpu
 
 
 def _grows_linearly(make, n: int, tracked: bool = False) -> Tuple[Checked, Checked]:
