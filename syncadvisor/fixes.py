@@ -26,7 +26,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 from .records import field, record, replace
 from .config import Resolver
 from .engine.analyze import FileResult, analyze_text
-from .engine.check import Linked, RunResult, check
+from .engine.check import KeptFindings, Linked, RunResult, check
 from .files import SourceText, encode_source
 from .findings import SAFE, UNSAFE, Edit, Finding
 from .lines import line_starts, physical_lines
@@ -226,6 +226,7 @@ class _Fixer:
         # The run's projects, kept across rounds and trials: each check replaces only the
         # files whose models differ from the ones they hold (`_linked`).
         self.linked: Optional[Linked] = None
+        self.kept = KeptFindings()  # each file's rule findings, on `linked`'s projects
         # (path, text) -> its result: a text that a round made before (a round done again
         # without a fix, a trial of one fix) keeps its model, which the projects then
         # need not replace. The user's texts are the run's own results.
@@ -255,7 +256,7 @@ class _Fixer:
                 else None
             run = self.checked[state] = check(
                 results, self.settings, lambda path: texts.get(path, originals.get(path)),
-                linked=linked)
+                linked=linked, kept=self.kept if linked is not None else None)
         return run
 
     def _hazard(self, text: str) -> Optional[Tuple[int, int, str]]:
@@ -286,6 +287,7 @@ class _Fixer:
         linked = self.linked
         if linked is None or models.keys() != linked.projects.keys():
             linked = self.linked = Linked(models.values())
+            self.kept = KeptFindings()  # (the findings kept on the old projects go with them)
             return linked
         for path, model in models.items():
             if linked.model(path) is not model:

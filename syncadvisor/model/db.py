@@ -60,11 +60,17 @@ class Query:
     of the object that holds the query, and a run's facts must not be kept in a reference
     cycle (the command runs with the cycle collector paused, and frees them at once)."""
 
-    __slots__ = ("name", "_compute", "bottom", "memo", "_db", "same", "unknown", "__weakref__")
+    __slots__ = ("name", "_compute", "bottom", "memo", "_db", "same", "unknown", "outermost",
+                 "__weakref__")
 
     def __init__(self, db: "Db", name: str, compute: Callable[..., Any], bottom: Any,
-                 same: Optional[Callable[[Any, Any], bool]] = None, unknown: Any = _MISSING):
+                 same: Optional[Callable[[Any, Any], bool]] = None, unknown: Any = _MISSING,
+                 outermost: bool = False):
         self.name = name
+        # Asked only from outside any other question (a file's findings): its questions
+        # may be as deep as those asked from outside, so that each answer is the same
+        # whichever asked it first (MAX_OPEN).
+        self.outermost = outermost
         # Whether a new answer is the same as the one before, for what read that one
         # (tracked runs; unset: only the very same object is).
         self.same = same
@@ -156,6 +162,7 @@ class Db:
         # Provisional answers given that differ from the one before: the last one's is
         # the newest version.
         self._changes = 0
+        self._outer = 0  # 1 while an `outermost` question is open: it takes no depth
         self._round = 0  # bumped whenever a circle is answered again
         # Tracking: the revision (bumped by each `changed`), the revision each input last
         # changed in, and per answer: what it read, the revision it was last found to
@@ -181,8 +188,8 @@ class Db:
 
     def query(self, name: str, compute: Callable[..., Any], bottom: Any = None,
               same: Optional[Callable[[Any, Any], bool]] = None,
-              unknown: Any = _MISSING) -> Query:
-        made = Query(self, name, compute, bottom, same, unknown)
+              unknown: Any = _MISSING, outermost: bool = False) -> Query:
+        made = Query(self, name, compute, bottom, same, unknown, outermost)
         self._queries.append(weakref.ref(made))
         return made
 
@@ -208,7 +215,7 @@ class Db:
             # answered in an open circle, and nothing it read has changed since
             self._read(entry, _open_end(given.reached))
             return given.value
-        if len(stack) >= MAX_OPEN:
+        if len(stack) - self._outer >= MAX_OPEN:
             return query.unknown
         if not stack:
             return self._first(query, key)
@@ -237,8 +244,9 @@ class Db:
     def _first(self, query: Query, key: Tuple[Any, ...]) -> Any:
         """A question asked from outside any other, with room for its deepest circle."""
         limit = sys.getrecursionlimit()
-        room = limit + MAX_OPEN * _FRAMES_PER_QUESTION
+        room = limit + (MAX_OPEN + 5) * _FRAMES_PER_QUESTION  # (+ a rule's own frames)
         sys.setrecursionlimit(room)
+        self._outer = 1 if query.outermost else 0
         try:
             frame = _Frame(0, len(self._log), self.track)
             entry = (query, key)
@@ -260,6 +268,7 @@ class Db:
                 self._record(entry, frame)
             return value
         finally:
+            self._outer = 0
             sys.setrecursionlimit(limit)
 
     def _answer(self, query: Query, key: Tuple[Any, ...], entry: Entry, frame: _Frame,

@@ -339,6 +339,7 @@ def test_rounds_and_trials_link_once_and_replace_only_the_files_they_change(monk
     files whose models differ from the last check's, no others. Texts checked before are
     not checked again."""
     from syncadvisor import fixes
+    from syncadvisor.engine import check as check_module
     from syncadvisor.model.project import Project
 
     made, replaced = [], []
@@ -360,6 +361,10 @@ def test_rounds_and_trials_link_once_and_replace_only_the_files_they_change(monk
         frozenset(texts.items())) or ask(self, results, texts))
     monkeypatch.setattr(fixes, "check", lambda results, *args, **kwargs: checked.append(
         {r.path: r.model for r in results}) or check(results, *args, **kwargs))
+    ruled = []  # (the check it was in, the file whose rules ran)
+    rule_findings = check_module._rule_findings
+    monkeypatch.setattr(check_module, "_rule_findings", lambda project, model, *args: (
+        ruled.append((len(checked) - 1, model.path)) or rule_findings(project, model, *args)))
     texts = {f"/p/pkg/m{i}.py": CHAIN if i % 3 == 0 and i < 9 else
              f"import tensorflow as tf\nv{i} = tf.Variable({i}.0)\n" for i in range(10)}
     outcome = _run_of(texts).fix(False)
@@ -372,3 +377,7 @@ def test_rounds_and_trials_link_once_and_replace_only_the_files_they_change(monk
                for before, now in zip(kept, kept[1:])]
     assert sorted(replaced) == sorted(p for paths_ in changed for p in paths_)
     assert all(len(c) <= 3 for c in changed)
+    # The rules run on every file in the first check on kept projects, then only on the
+    # files replaced since the check before (the files do not read each other).
+    for number, paths_ in enumerate([list(kept[0])] + changed, start=fixes.TRACK_FROM):
+        assert sorted(p for n, p in ruled if n == number) == sorted(paths_)
