@@ -24,7 +24,7 @@ import uuid
 from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from .records import field, record, replace
-from .config import Resolver
+from .config import Resolver, Settings
 from .engine.analyze import FileResult, analyze_text
 from .engine.check import KeptFindings, Linked, RunResult, check
 from .files import SourceText, encode_source
@@ -214,10 +214,25 @@ def _key(round_number: int, finding: Finding) -> _Key:
     return (round_number, finding.path, finding.code, finding.line, finding.column)
 
 
+class _SettingsByPath:
+    """A run's settings for each path, resolved once: every check of the fixer asks them
+    for every file, and a `Configuration` works out each path's project every time."""
+
+    def __init__(self, resolver: Resolver):
+        self._resolver = resolver
+        self._found: Dict[str, Settings] = {}
+
+    def for_path(self, path: str) -> Settings:
+        found = self._found.get(path)
+        if found is None:
+            found = self._found[path] = self._resolver.for_path(path)
+        return found
+
+
 class _Fixer:
     def __init__(self, results: List[FileResult], texts: Dict[str, str], settings: Resolver,
                  unsafe: bool):
-        self.settings = settings
+        self.settings = _SettingsByPath(settings)
         self.unsafe = unsafe
         self.originals = dict(texts)
         self.position = {r.path: i for i, r in enumerate(results)}

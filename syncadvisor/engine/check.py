@@ -10,8 +10,8 @@ has one.
 """
 from __future__ import annotations
 
-from typing import (Callable, Collection, Dict, Iterable, List, Mapping, Optional, Sequence,
-                    Set, Tuple)
+from typing import (Callable, Collection, Dict, Iterable, List, Mapping, Optional, Protocol,
+                    Sequence, Set, Tuple, Union)
 
 from ..records import record
 from ..collector import collector_paused
@@ -146,7 +146,13 @@ def _rule_findings(project: Project, model: FileModel, settings: Settings,
     return found
 
 
-def check(results: Sequence[FileResult], resolver: Resolver,
+class PathSettings(Protocol):
+    """What gives each file its settings (a `Resolver`, or one that keeps its answers)."""
+
+    def for_path(self, path: str) -> Settings: ...
+
+
+def check(results: Sequence[FileResult], resolver: Union[Resolver, PathSettings],
           text_of: Callable[[str], Optional[str]],
           only: Optional[Collection[str]] = None,
           linked: Optional[Mapping[str, Project]] = None,
