@@ -205,7 +205,7 @@ def blind_table(packages: list[Package]) -> tuple[str, bool]:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m benchmarks blind",
+        prog="python -m benchmarks blind", allow_abbrev=False,
         description="The blind benchmark of issue 37: the field benchmark's check and labels on "
                     "public projects chosen before any finding was seen, split into a dev part "
                     "(triaged while the rules change) and a held-out part (run only at the end of "

@@ -22,7 +22,7 @@ def _log(msg: str) -> None:
 def build_parser() -> argparse.ArgumentParser:
     aliases = ", ".join(k + "=" + "+".join(v) for k, v in TOOL_ALIASES.items())
     p = argparse.ArgumentParser(
-        prog="python -m benchmarks",
+        prog="python -m benchmarks", allow_abbrev=False,
         description="Time syncadvisor (cold, warm), ruff, flake8 with and without the TFS plugin, and "
                     "TorchFix on the same files, alternating runs; print medians, ratios to ruff "
                     "--no-cache, peak memory and the targets.",

@@ -445,7 +445,7 @@ def add_common_arguments(p: argparse.ArgumentParser, names: list[str], labels: P
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m benchmarks field",
+        prog="python -m benchmarks field", allow_abbrev=False,
         description="Check pinned PyPI wheels of real TensorFlow/Keras packages, each as its own project, and "
                     "compare the findings with the hand labels in benchmarks/field_labels.toml: counts by code "
                     "and severity, precision for errors and warnings, the share labelled actionable, every "

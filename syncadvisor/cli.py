@@ -1,7 +1,7 @@
 """The `syncadvisor` command: argument parsing and exit codes, no analysis.
 
-Exit codes (as ruff): 0 nothing found (or --exit-zero), 1 findings remain,
-2 bad usage, a missing path, a bad config or an internal error.
+Exit codes (as ruff): 0 nothing found (or --exit-zero), 1 findings remain (a missing
+path is one: TFS900, as ruff's E902), 2 bad usage, a bad config or an internal error.
 """
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ from .targets import NO_PROJECT as NO_TARGET
 from .config import (Configuration, ConfigError, Selection, Settings, config_options,
                      settings_toml, validate_codes, with_table)
 from .engine import FixOutcome, Run, RunResult
-from .files import MissingPath, UnreadableSource, discover, encode_source, tidy_path
+from .files import (MissingPath, UnreadableSource, discover, encode_source, split_missing,
+                    tidy_path)
 from .fixes import WriteError, unified_diff, write_fixed
 from .inputs import Input, load_input, text_input
 from .notebook import is_notebook
@@ -50,13 +51,17 @@ def _codes_option(value: str) -> List[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    # allow_abbrev=False on every parser: argparse would otherwise take `--output json` as
+    # `--output-file json` and write the report to a file named `json` (ruff never
+    # matches an option by prefix).
     parser = argparse.ArgumentParser(
-        prog="syncadvisor",
+        prog="syncadvisor", allow_abbrev=False,
         description="Find wrong tf.Variable synchronization/aggregation choices before run time.")
     parser.add_argument("-V", "--version", action="version", version=f"syncadvisor {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    check = sub.add_parser("check", help="check files and folders (default: .)")
+    check = sub.add_parser("check", allow_abbrev=False,
+                           help="check files and folders (default: .)")
     check.add_argument("paths", nargs="*", metavar="PATH",
                        help="files, folders, or - for standard input")
     check.add_argument("--select", type=_codes_option, metavar="CODES",
@@ -64,8 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--ignore", type=_codes_option, metavar="CODES", help="skip these")
     check.add_argument("--extend-select", type=_codes_option, metavar="CODES",
                        help="add these to the selection")
-    check.add_argument("--format", choices=sorted(FORMATTERS), default="full",
-                       metavar="FORMAT",
+    check.add_argument("--output-format", "--format", dest="format", choices=sorted(FORMATTERS),
+                       default="full", metavar="FORMAT",
                        help="full (default: each finding with its source lines and fix), "
                             "concise (one line each; text is the same), json, json-lines (one "
                             "JSON object a line), sarif (GitHub code scanning), github "
@@ -98,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "format; never coloured)")
     check.add_argument("--statistics", action="store_true",
                        help="print the number of findings per code instead of the findings "
-                            "(with --format json: a JSON array)")
+                            "(with --output-format json: a JSON array)")
     check.add_argument("--no-cache", action="store_true",
                        help=f"do not read or write the cache ({FOLDER}/)")
     check.add_argument("--jobs", "-j", type=_jobs_option, default=os.cpu_count() or 1,
@@ -107,16 +112,19 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the name to report (and match config against) for standard input")
     _add_configuration_arguments(check)
 
-    rules = sub.add_parser("rules", help="list every rule")
-    rules.add_argument("--format", choices=("text", "json", "markdown"), default="text",
+    rules = sub.add_parser("rules", allow_abbrev=False, help="list every rule")
+    rules.add_argument("--output-format", "--format", dest="format",
+                       choices=("text", "json", "markdown"), default="text",
                        help="text (default), json, markdown (the table in README.md)")
 
-    explain = sub.add_parser("explain", help="what a rule checks, why, and how it fixes")
+    explain = sub.add_parser("explain", allow_abbrev=False,
+                             help="what a rule checks, why, and how it fixes")
     explain.add_argument("code", metavar="CODE")
 
     server = sub.add_parser(
-        "server", help="a language server over standard input and output, for editors "
-                       "(needs `pip install 'syncadvisor[server]'`)")
+        "server", allow_abbrev=False,
+        help="a language server over standard input and output, for editors "
+             "(needs `pip install 'syncadvisor[server]'`)")
     server.add_argument("--jobs", "-j", type=_jobs_option, default=None, metavar="N",
                         help="worker processes that index the workspace (default: the CPU "
                              "count)")
@@ -124,9 +132,10 @@ def build_parser() -> argparse.ArgumentParser:
     from .profile import cli as profile_cli  # argument definitions only: no TensorFlow
 
     profile = sub.add_parser(
-        "profile", help="measure each synchronization/aggregation choice on the devices at hand "
-                        "(needs `pip install 'syncadvisor[profile]'`, or `pip install "
-                        "'.[profile]'` from a checkout)")
+        "profile", allow_abbrev=False,
+        help="measure each synchronization/aggregation choice on the devices at hand "
+             "(needs `pip install 'syncadvisor[profile]'`, or `pip install "
+             "'.[profile]'` from a checkout)")
     profile_cli.add_arguments(profile)
     for command in sub.choices.values():
         command.set_defaults(command_parser=command)
@@ -135,10 +144,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_configuration_arguments(check: argparse.ArgumentParser) -> None:
     """`check`'s options about which settings and files apply."""
-    check.add_argument("--config", action="append", default=[], metavar="FILE | KEY=VALUE",
+    # The metavar is ruff's: "KEY=VALUE" invited `--config assume-strategy=mirrored`, which
+    # is not TOML (the value is a bare word).
+    check.add_argument("--config", action="append", default=[], metavar="CONFIG_OPTION",
                        help="a config file (pyproject.toml or syncadvisor.toml) to use for "
                             "every file instead of each file's own, or a TOML `key = value` "
-                            "that sets one key for every file (repeatable)")
+                            "that sets one key for every file, a string quoted inside the "
+                            "shell's quotes: --config \"assume-strategy = 'mirrored'\" "
+                            "(repeatable)")
     check.add_argument("--show-settings", action="store_true",
                        help="print the settings in force for the first file (or PATH) and the "
                             "config file they come from; check nothing")
@@ -315,11 +328,9 @@ def _check(args: argparse.Namespace) -> int:
         run.add_file(name, data)
         _say_targets(args, [settings])
     else:
-        try:
-            files = list(discover(paths, configuration))
-        except MissingPath as exc:
-            raise UsageError(f"{exc}: no such file or directory") from None
-        if not files and not args.quiet:
+        present, missing = split_missing(paths)
+        files = list(discover(present, configuration))
+        if not files and not missing and not args.quiet:
             print("syncadvisor: warning: no Python files found under the given paths",
                   file=sys.stderr)
         cache = None
@@ -332,6 +343,8 @@ def _check(args: argparse.Namespace) -> int:
         _hold(args, run)
         for path in files:
             run.add_file(path)
+        for path in missing:
+            run.add_missing(path)
         _say_targets(args, [configuration.for_path(path) for path in files])
     if getattr(args, "add_noqa", False):
         return _add_noqa(run)
@@ -585,7 +598,8 @@ def _watched(args: argparse.Namespace) -> Tuple[object, ...]:
     would read (found again each time, so new ones count) and of each file's config file."""
     try:
         configuration = _configuration(args)  # afresh: a config file may come or go
-        files = list(discover(args.paths or ["."], configuration))
+        present, missing = split_missing(args.paths or ["."])
+        files = list(discover(present, configuration))
         configs = sorted({source for source in (configuration.for_path(f).source
                                                 for f in files) if source}
                          | {path for f in files
@@ -593,7 +607,7 @@ def _watched(args: argparse.Namespace) -> Tuple[object, ...]:
     except (ConfigError, MissingPath) as exc:
         return (str(exc),)
     state: List[object] = []
-    for path in files + configs:
+    for path in files + missing + configs:  # (a missing path: until it appears)
         try:
             info = os.stat(path)
         except OSError:

@@ -45,7 +45,9 @@ DEFAULT_EXCLUDE = (".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg",
                    ".ipynb_checkpoints", ".mypy_cache", ".nox", ".pants.d", ".pyenv",
                    ".pytest_cache", ".pytype", ".ruff_cache", ".svn", ".tox", ".venv", ".vscode",
                    "__pypackages__", "_build", "buck-out", "build", "dist", "node_modules",
-                   "site-packages", "venv")
+                   "site-packages", "venv",
+                   # jupyterlab-lsp's copies of the open notebooks, as Python, named `.ipynb`
+                   ".virtual_documents")
 _DEFAULT_EXCLUDED = frozenset(DEFAULT_EXCLUDE)
 
 # What runs where no selection says otherwise: the base that a config's `select` replaces
@@ -74,6 +76,9 @@ class Settings:
     source: Optional[str] = field(default=None, compare=False)  # the config file (None: none)
     # The keys a config file or --config set: the project's declarations never change them.
     set_keys: Tuple[str, ...] = ()
+    # Those of `set_keys` that --config set (over the config file's, if it set them too):
+    # what --show-settings names as their source.
+    option_keys: Tuple[str, ...] = field(default=(), compare=False)
     # Whether the project's declared target is applied (`for_path` has nothing left to
     # infer), and what it was: the declaration files and requirements read.
     resolved: bool = field(default=False, compare=False)
@@ -96,6 +101,26 @@ class Settings:
         """What the per-file model depends on (selection does not change models)."""
         return f"tf={self.target_tensorflow};keras={self.keras};keras-package={self.keras_package}"
 
+    def keras_assumption(self, family: str) -> Optional[str]:
+        """What a claim that holds for the Keras `family` only (tfapi.KERAS3 or KERAS2)
+        assumes here, as a phrase for its message: "if this runs on Keras 3 (TensorFlow
+        >= 2.16; ...)"; None where a config or the project's declarations settle which
+        Keras runs (`Target.keras_settled`). The tool resolves an open range to the newest
+        release, but pip may install another: an error never rests on that guess."""
+        from .model import tfapi
+
+        if "keras" in self.set_keys or "target-tensorflow" in self.set_keys:
+            return None
+        target = self.target
+        if target is not None and target.keras_settled:
+            return None
+        keras3 = family == tfapi.KERAS3
+        version = "TensorFlow >= 2.16" if keras3 else "TensorFlow < 2.16"
+        declared = target is not None and target.tensorflow is not None
+        why = "the project does not pin it" if declared else \
+            "the project declares no TensorFlow version"
+        return f"if this runs on {'Keras 3' if keras3 else 'Keras 2'} ({version}; {why})"
+
     def target_summary(self) -> str:
         """What the target is and where it comes from, in a line."""
         from .model import tfapi
@@ -108,10 +133,16 @@ class Settings:
                 and (target is None or target.tensorflow is None):
             version += " (the default)"
         what = f"TensorFlow {version}, tf.keras Keras {tf_keras}, keras Keras {keras}"
-        set_here = [key for key in ("target-tensorflow", "keras") if key in self.set_keys]
+        # `keras = "auto"` sets nothing: what tf.keras is still follows the target.
+        set_here = [key for key in ("target-tensorflow", "keras") if key in self.set_keys
+                    and not (key == "keras" and self.keras == "auto")]
+        by_file = [key for key in set_here if key not in self.option_keys and self.source]
+        by_option = [key for key in set_here if key not in by_file]
         why = []
-        if set_here:
-            why.append(f"{' and '.join(set_here)} set by {self.source or '--config'}")
+        if by_file:
+            why.append(f"{' and '.join(by_file)} set by {tidy(self.source or '')}")
+        if by_option:
+            why.append(f"{' and '.join(by_option)} set by --config")
         files = ", ".join(tidy(path) for path in target.files) if target is not None else ""
         if not files:
             why.append("no dependency declaration above")
@@ -119,6 +150,8 @@ class Settings:
             why.append(f"none declared in {files}")
         elif target is not None:
             why.append(f"from {files}: {', '.join(target.requirements)}")
+        if self.keras_assumption(tfapi.KERAS3) is not None:
+            why.append("the Keras major is a guess, so Keras-only claims are warnings")
         return f"{what} ({'; '.join(why)})"
 
     def run_key(self) -> str:
@@ -435,13 +468,26 @@ def config_options(values: Sequence[str]) -> Tuple[Optional[str], Dict[str, obje
         try:
             table.update(tomllib.loads(value))
         except tomllib.TOMLDecodeError as exc:
-            why = f"not a TOML `key = value`: {exc}" if "=" in value else \
-                "not a file" if os.path.exists(value) else "no such file"
-            raise ConfigError(f"--config: {value}: {why} (--config takes a config file, or a "
-                              f"`key = value` that sets one key)") from None
+            if "=" not in value:
+                why = "not a file" if os.path.exists(value) else "no such file"
+                raise ConfigError(f"--config: {value}: {why} (--config takes a config file, "
+                                  f"or a TOML `key = value` that sets one key)") from None
+            raise ConfigError(f"--config: {value}: not a TOML `key = value` ({exc}); "
+                              f"{_quoting_hint(value)}") from None
     if table:
         settings_from_table(table, os.getcwd(), "--config", where="--config")
     return config_file, table
+
+
+def _quoting_hint(value: str) -> str:
+    """How to write `value` as --config wants it, as ruff wants it: valid TOML, so a
+    string is quoted, inside the shell's quotes (`--config 'keras = 2'` is the usual slip:
+    the shell's quotes are gone before TOML reads it)."""
+    key, _, given = (part.strip() for part in value.partition("="))
+    if key and re.fullmatch(r"[\w.-]+", given):  # a bare word: the string it meant
+        return f"quote a string inside the shell's quotes: --config \"{key} = '{given}'\""
+    return ("write the value as TOML, a string quoted inside the shell's quotes, e.g. "
+            "--config \"assume-strategy = 'mirrored'\" or --config \"select = ['TFS1']\"")
 
 
 def with_table(settings: Settings, table: Mapping[str, object]) -> Settings:
@@ -450,6 +496,7 @@ def with_table(settings: Settings, table: Mapping[str, object]) -> Settings:
     given = settings_from_table(table, settings.root, "--config", where="--config")
     values = {key.replace("-", "_"): getattr(given, key.replace("-", "_")) for key in table}
     values["set_keys"] = tuple(sorted(set(settings.set_keys) | set(table)))
+    values["option_keys"] = tuple(sorted(set(settings.option_keys) | set(table)))
     return replace(settings, **values)
 
 

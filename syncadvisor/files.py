@@ -2,10 +2,10 @@
 
 Folders are walked recursively (symlink loops are cut), honouring `.gitignore` files
 and the excludes of each folder's own settings (by default: virtual environments, build
-output, tools' caches, `.ipynb_checkpoints`); files and folders named explicitly are
-checked even when they do not end in `.py` or are excluded by default (a package in
-`.venv/.../site-packages`), but a config's own excludes still apply (what pre-commit,
-which names every file, needs), and with --force-exclude the defaults too.
+output, tools' caches, `.ipynb_checkpoints`, `.virtual_documents`); files and folders
+named explicitly are checked even when they do not end in `.py` or are excluded by default
+(a package in `.venv/.../site-packages`), but a config's own excludes still apply (what
+pre-commit, which names every file, needs), and with --force-exclude the defaults too.
 """
 from __future__ import annotations
 
@@ -155,6 +155,15 @@ def tidy_path(path: str) -> str:
              if part not in ("", os.curdir)]
     root = os.sep if rest[:1] in separators and rest else ""
     return drive + root + os.sep.join(parts) if parts or root or drive else os.curdir
+
+
+def split_missing(paths: Sequence[str]) -> Tuple[List[str], List[str]]:
+    """`paths` as (those that are there, those that are not, as `tidy_path` names them):
+    `check` reports a missing one as a finding, as ruff reports E902, and checks the rest.
+    A dangling link is there: reading it is what fails (a TFS900 "cannot read")."""
+    present = [path for path in paths if os.path.lexists(path)]
+    missing = [tidy_path(path) for path in paths if not os.path.lexists(path)]
+    return present, missing
 
 
 def discover(paths: Sequence[str], settings: Resolver) -> Iterator[str]:

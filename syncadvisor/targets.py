@@ -132,21 +132,35 @@ def parse_requirement(line: str) -> Optional[Tuple[str, Optional[Tuple[Clause, .
     return normalize(match.group(1)), parse_specifier(rest)
 
 
+def _every_patch(releases: Iterable[Release]) -> List[Release]:
+    """`releases` (the newest patch of each minor) with every patch below each, newest
+    first."""
+    return sorted({release[:-1] + (patch,) for release in releases
+                   for patch in range(release[-1] + 1)}, reverse=True)
+
+
 def newest(ranges: Sequence[Tuple[Clause, ...]], releases: Iterable[Release]
            ) -> Optional[Release]:
     """The newest release that every range allows (`releases`: the newest patch of each
     minor, every patch below it released too); failing that (ranges that
     contradict each other, as alternative requirements files may), the newest any one
     allows; None where none does."""
-    releases = sorted({release[:-1] + (patch,) for release in releases
-                       for patch in range(release[-1] + 1)}, reverse=True)
-    for release in releases:
+    every = _every_patch(releases)
+    for release in every:
         if all(allows(clauses, release) for clauses in ranges):
             return release
-    for release in releases:
+    for release in every:
         if any(allows(clauses, release) for clauses in ranges):
             return release
     return None
+
+
+def allowed(ranges: Sequence[Tuple[Clause, ...]], releases: Iterable[Release]
+            ) -> List[Release]:
+    """Every release that all the ranges allow, newest first (none where they contradict
+    each other)."""
+    return [release for release in _every_patch(releases)
+            if all(allows(clauses, release) for clauses in ranges)]
 
 
 # --- what a project declares ------------------------------------------------------
@@ -162,6 +176,12 @@ class Target:
     keras: Optional[str] = None
     files: Tuple[str, ...] = ()
     requirements: Tuple[str, ...] = ()
+    # Whether the declarations settle the Keras major of `tf.keras` and `keras`: every
+    # TensorFlow release they allow is on one side of 2.16 (tfapi.KERAS3_FROM_TENSORFLOW),
+    # or every keras release they allow has one major. Where they do not (an open
+    # `tensorflow`, nothing declared), the newest is a guess: pip may well install an
+    # older TensorFlow (another pin rules the newer out), and no error rests on a guess.
+    keras_settled: bool = False
 
 
 NO_PROJECT = Target()
@@ -192,9 +212,12 @@ def target_of(declared: Declared) -> Target:
             elif name == tfapi.KERAS_DISTRIBUTION:
                 keras.append(clauses)
     keras_major: Optional[str] = None
+    keras_settled = False
     if keras:
         found = newest(keras, tfapi.KERAS_RELEASES)
         keras_major = None if found is None else str(found[0])
+        majors = {release[0] for release in allowed(keras, tfapi.KERAS_RELEASES)}
+        keras_settled = len(majors) == 1
     candidates: Sequence[Release] = tfapi.TENSORFLOW_RELEASES
     if keras_major == "2":
         # TensorFlow from 2.16 requires keras 3: a keras 2 pin keeps TensorFlow below it,
@@ -203,8 +226,11 @@ def target_of(declared: Declared) -> Target:
         if not tensorflow or newest(tensorflow, older) is not None:
             candidates = older
     release = newest(tensorflow, candidates) if (tensorflow or keras_major == "2") else None
+    if tensorflow and not keras_settled:
+        sides = {r[:2] >= tfapi.KERAS3_FROM_TENSORFLOW for r in allowed(tensorflow, candidates)}
+        keras_settled = len(sides) == 1
     return Target(None if release is None else (release[0], release[1]), keras_major,
-                  tuple(path for path, _ in declared), tuple(shown))
+                  tuple(path for path, _ in declared), tuple(shown), keras_settled)
 
 
 def _mentions(data: bytes) -> bool:

@@ -32,12 +32,14 @@ from ..config import Resolver
 from ..files import UnreadableSource, module_name
 from ..findings import Finding
 from ..inputs import Input, load_input, text_input
+from ..model import tfapi
 from ..model.facts import FileModel
 from ..model.index import ProjectIndex
 from ..model.reach import followed_names, index_of, modules_reached
 from ..model.project import LinkedFile
 from ..notebook import is_notebook
 from .analyze import PARSE_ERROR, FileResult, analyze_text, unreadable
+from . import legacy
 from .check import RunResult, check, link
 from .parallel import analyze_files
 
@@ -138,6 +140,12 @@ class Run:
         self._add(path, self._digest(item))
         return item
 
+    def add_missing(self, path: str) -> None:
+        """A path named to the run that is not there: a TFS900 finding of the run, as
+        ruff's E902 (exit 1, the other files still checked), not a usage error."""
+        self._failed[path] = unreadable(path, UnreadableSource("no such file or directory"))
+        self._add(path, "missing")
+
     def add_text(self, path: str, text: str, tree: Optional[ast.Module] = None) -> Input:
         """An in-memory text, checked as Python whatever its name (`tree`: Python's tree
         of it, when the caller has parsed it already)."""
@@ -183,8 +191,86 @@ class Run:
             results[path] = result
             self._store(path, result)
         self._model_reached(results)
+        self._legacy_keras(results)
         self._results = [results[path] for path in self._order]
         return self._results
+
+    def _legacy_keras(self, results: Dict[str, FileResult]) -> None:
+        """Mark, in `results`, the models of the files whose scope (engine/legacy.py: the
+        top-level package, read from disk) has a module that sets TF_USE_LEGACY_KERAS
+        before it loads `tf.keras`: `tf.keras` is Keras 2 there whatever TensorFlow the
+        project targets, so a claim about Keras 2 rests on no guess. Where the target made
+        `tf.keras` Keras 3, the file is modelled again with it as Keras 2. A file whose
+        config sets `keras` keeps it."""
+        scopes: Dict[Tuple[str, bool], Optional[str]] = {}
+        checked: Dict[str, str] = {}  # absolute path -> the run's path, made on first need
+        folders: Dict[str, Tuple[str, bool]] = {}  # a file's folder -> its scope
+        for path, result in list(results.items()):
+            if result.model is None or path not in self.inputs:
+                continue
+            settings = self.settings.for_path(path)
+            if "keras" in settings.set_keys:
+                continue
+            folder = os.path.dirname(path)
+            scope = folders.get(folder)
+            if scope is None:
+                scope = folders[folder] = legacy.scope_of(path)
+            if scope not in scopes:
+                if not checked:
+                    checked.update((os.path.abspath(p), p) for p in self.inputs)
+                scopes[scope] = self._legacy_in(scope, checked)
+            found = scopes[scope]
+            if found is None:
+                continue
+            if not tfapi.tf_keras_is_keras3(settings.target_tensorflow, settings.keras):
+                # Modelled as Keras 2 already; a copy, since the result may be the cache's.
+                results[path] = replace(result, model=replace(result.model, legacy_keras=found))
+                continue
+            key = self._digests[path] + "-legacy-keras"
+            cached = self.cache.load_model(key) if self.cache else None
+            if isinstance(cached, FileResult) and cached.path == path and \
+                    cached.model is not None and cached.model.legacy_keras == found:
+                results[path] = cached
+                continue
+            again = analyze_text(self.inputs[path].text, path, replace(settings, keras="2"),
+                                 prefilter=False)
+            if again.model is None:
+                continue
+            again.model.legacy_keras = found
+            results[path] = again
+            if self.cache is not None and not again.internal_error:
+                self.cache.store_model(key, again)
+
+    def _legacy_in(self, scope: Tuple[str, bool], checked: Dict[str, str]) -> Optional[str]:
+        """"path:line" of the first module of `scope` that sets the variable at import
+        (the run's own text of a file it checks -- `checked`: by absolute path -- else the
+        file on disk); None: none."""
+        for file in legacy.scope_files(*scope):
+            path = checked.get(file)  # (scope_files names files by absolute path)
+            if path is not None:
+                item: Optional[Input] = self.inputs[path]
+            else:
+                try:
+                    with open(file, "rb") as handle:
+                        data = handle.read()
+                except OSError:
+                    continue
+                if legacy.WORD not in data:
+                    continue
+                path = os.path.relpath(file)
+                try:
+                    item = load_input(file, data)
+                except UnreadableSource:
+                    continue
+            if item is None or legacy.WORD not in item.data:
+                continue
+            try:
+                line = legacy.sets_legacy_keras(item.text)
+            except UnreadableSource:
+                continue
+            if line is not None:
+                return f"{path}:{line}"
+        return None
 
     def _model_reached(self, results: Dict[str, FileResult]) -> None:
         """The second pass: model, in `results`, the files the prefilter dropped that

@@ -182,6 +182,10 @@ class StrategyResolver:
                 return [StrategyOption(tfapi.ANY_STRATEGY)]
             if index.is_class(qname):
                 return self._subclass(qname, bound, path)
+            library = tfapi.LIBRARY_STRATEGIES.get(qname) or \
+                tfapi.LIBRARY_STRATEGIES.get(index.external_name(qname))
+            if library is not None:
+                return [_library_option(library, qname, bound, path)]
         elif bound.kind == BOUND_QNAME and qname and \
                 any(qname.startswith(p) for p in tfapi.NOT_STRATEGY_PREFIXES):
             return []
@@ -274,6 +278,16 @@ class StrategyResolver:
         if bound.kind == BOUND_NAMES and len(bound.options) == 1 and depth < _MAX_DEPTH:
             return self._creator_ops(bound.options[0], path, depth + 1)
         return None
+
+
+def _library_option(library: tfapi.LibraryStrategy, qname: str, bound: Bound,
+                    path: str) -> StrategyOption:
+    """A library's strategy class (tfapi.LIBRARY_STRATEGIES) made at `bound`: its kind,
+    and the creators its `scope()` enters, as the table says them (line 0: no place in
+    the run)."""
+    creators = tuple(Creator(name, library.module, 0, ops) for name, ops in library.creators)
+    line = bound.span.line if bound.span else None
+    return StrategyOption(library.kind, path, line, qname.rpartition(".")[2], creators)
 
 
 class Strategies:
@@ -541,6 +555,8 @@ def unread_creator(context: Context) -> Optional[Creator]:
 def describe_creator(creator: Creator, here: str, note: Optional[Note] = None) -> str:
     """the variable creator `make` (entered at line 9) -- for messages; `note` learns the
     place it names."""
+    if creator.line == 0:  # a library's (tfapi.LIBRARY_STRATEGIES): no place in the run
+        return f"the variable creator `{creator.text}` (in {creator.path})"
     where = f"entered at line {creator.line}" if creator.path == here else \
         f"entered at {creator.path}:{creator.line}"
     if note is not None:

@@ -20,8 +20,8 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import tfapi
 
-SET = "set"
-IF = "if"
+SET = tfapi.CREATOR_SET
+IF = tfapi.CREATOR_IF
 
 
 class _Opaque(Exception):
@@ -83,7 +83,13 @@ class _Reader:
         self.ref = ref
         self.calls_next = False
 
-    def _member(self, value: ast.AST) -> object:
+    def _member(self, value: ast.AST, key: Optional[str] = None) -> object:
+        literals = tfapi.CREATOR_LITERALS.get(key or "")
+        if literals is not None:  # `kwargs["trainable"] = False`: the literal, as held
+            if not isinstance(value, ast.Constant) or value.value not in literals or \
+                    not isinstance(value.value, (bool, type(None))):
+                raise _Opaque
+            return literals[value.value]
         parts = _dotted(value)
         if parts is None or len(parts) < 2:
             raise _Opaque
@@ -95,7 +101,7 @@ class _Reader:
         if key not in tfapi.CREATOR_SETTINGS:
             self._check(value)
             return []
-        return [(SET, key, self._member(value))]
+        return [(SET, key, self._member(value, key))]
 
     def block(self, statements: Sequence[ast.AST]) -> tuple:
         ops: List[tuple] = []
@@ -244,10 +250,16 @@ class _Reader:
         key = self._read_key(test.left)
         if key not in tfapi.CREATOR_SETTINGS:
             return None
+        equal = isinstance(op, (ast.Eq, ast.Is))
+        if key in tfapi.CREATOR_LITERALS:
+            try:
+                return ((key, self._member(test.comparators[0], key), equal),)
+            except _Opaque:
+                return None
         parts = _dotted(test.comparators[0])
         if parts is None or len(parts) < 2:
             return None
-        return ((key, self.ref(parts), isinstance(op, (ast.Eq, ast.Is))),)
+        return ((key, self.ref(parts), equal),)
 
     def _read_key(self, node: ast.AST) -> Optional[str]:
         """The key of `kwargs[key]` or `kwargs.get(key)`."""
@@ -285,14 +297,15 @@ def resolved(ops: Optional[tuple], member_of: MemberOf) -> Optional[tuple]:
     out: List[tuple] = []
     for op in ops:
         if op[0] == SET:
-            member = member_of(op[2], op[1])
+            member = op[2] if op[1] in tfapi.CREATOR_LITERALS else member_of(op[2], op[1])
             if member is None:
                 return None
             out.append((SET, op[1], member))
         else:
             tests = []
             for setting, placeholder, equal in op[1]:
-                member = member_of(placeholder, setting)
+                member = placeholder if setting in tfapi.CREATOR_LITERALS else \
+                    member_of(placeholder, setting)
                 if member is None:
                     return None
                 tests.append((setting, member, equal))
@@ -304,21 +317,29 @@ def resolved(ops: Optional[tuple], member_of: MemberOf) -> Optional[tuple]:
 
 
 def run(ops: tuple, choice: Dict[str, Optional[str]]) -> Optional[Dict[str, Optional[str]]]:
-    """The choice a program passes on for `choice` (setting -> member); None where it
-    depends on a member that is not known."""
+    """The choice a program passes on for `choice` (setting -> member, None where not
+    known). A test of a value not known takes both branches: a setting they leave alike
+    is known, one they leave apart is not (None)."""
     choice = dict(choice)
     for op in ops:
         if op[0] == SET:
             choice[op[1]] = op[2]
             continue
-        holds = True
+        holds: Optional[bool] = True
         for setting, member, equal in op[1]:
             current = choice.get(setting)
             if current is None:
-                return None
-            if (current == member) != equal:
+                holds = None
+            elif (current == member) != equal:
                 holds = False
                 break
+        if holds is None:
+            then, orelse = run(op[2], choice), run(op[3], choice)
+            if then is None or orelse is None:
+                return None
+            choice = {key: then.get(key) if then.get(key) == orelse.get(key) else None
+                      for key in set(then) | set(orelse)}
+            continue
         result = run(op[2] if holds else op[3], choice)
         if result is None:
             return None

@@ -385,6 +385,9 @@ class FunctionInfo:
     params: Tuple[str, ...] = ()
     # A `@staticmethod`: called on an instance, its first parameter takes the first argument.
     static: bool = False
+    # Parameter -> the qualified name its annotation resolves to (`layer: keras.layers.Layer`):
+    # the class of what callers pass, where no call is seen (a library's entry point).
+    annotations: Dict[str, str] = field(default_factory=dict)
 
 
 @record(slots=True)
@@ -453,6 +456,9 @@ class FileModel:
     guarded_calls: Dict[int, Tuple[int, ...]] = field(default_factory=dict)
     import_line: int = 1  # where a fix may insert an import (after docstring, __future__)
     newline: str = "\n"  # the file's first line ending: what an inserted line ends with
+    # Where the file's project sets TF_USE_LEGACY_KERAS ("pkg/backend.py:37"), which made
+    # the run model it with `tf.keras` as Keras 2 (engine/legacy.py); None: it does not.
+    legacy_keras: Optional[str] = None
 
 
 # A run's call edges are half its models' objects (each a CallEdge, a Bound and a Span).

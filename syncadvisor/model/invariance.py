@@ -14,7 +14,10 @@ settles those over the variables they denote, to a fixpoint (`project.py`).
 
 Locals are followed through every assignment in their function (loops included: a local
 assigned from itself is assumed the same everywhere until one of its other definitions
-says otherwise), and names of enclosing functions the same way. Attributes of `self`
+says otherwise), and names of enclosing functions the same way. A parameter of an
+enclosing function that returns the inner one, or hands it to `strategy.run`, was bound
+before the inner one runs: a closure over an options object reads the same values on
+every replica. Attributes of `self`
 that are not variables are taken as configuration, the same on every replica, and a
 method or function called with values that are the same everywhere returns one too: what
 a callee reads besides its arguments is not followed into its body.
@@ -47,7 +50,7 @@ class Definitions:
     """A function's parameters, and every value each of its local names is bound to
     (None where the value is unknown, as for an exception caught)."""
 
-    __slots__ = ("params", "defs", "outer", "node", "last")
+    __slots__ = ("params", "defs", "outer", "node", "last", "_handed_out")
 
     def __init__(self, fn: ast.AST, walrus: Iterable[str] = ()):
         self.node = fn
@@ -70,6 +73,35 @@ class Definitions:
             for block in _BLOCKS:
                 stack.extend(getattr(node, block, ()))
         self.last = _last_assignments(body, self.defs) if isinstance(body, list) else {}
+        self._handed_out: Optional[Set[str]] = None
+
+    def hands_out(self, name: str) -> bool:
+        """Whether the function returns the function `name` defined in it (`return step`,
+        `return tf.function(step)`) or hands it to `strategy.run`: it then runs once this
+        one has bound its parameters, which it reads as they were then -- the same values
+        for every replica, as this function does not run per replica to hand it out."""
+        if self._handed_out is None:
+            found: Set[str] = set()
+            body = self.node.body  # type: ignore[attr-defined]
+            # (its own `return`s, and `strategy.run` calls in it or in what it defines)
+            stack = [(node, True) for node in body] if isinstance(body, list) else []
+            while stack:
+                node, own = stack.pop()
+                if isinstance(node, ast.Return) and node.value is not None and own:
+                    value = node.value
+                    while isinstance(value, ast.Call) and value.args:
+                        value = value.args[0]  # `tf.function(step)`, `partial(step, ...)`
+                    if isinstance(value, ast.Name):
+                        found.add(value.id)
+                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                        and node.func.attr in tfapi.REPLICA_RUN_METHODS and node.args \
+                        and isinstance(node.args[0], ast.Name):
+                    found.add(node.args[0].id)
+                inner = own and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                      ast.ClassDef, ast.Lambda))
+                stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+            self._handed_out = found
+        return name in self._handed_out
 
     def _note(self, node: ast.AST) -> None:
         if isinstance(node, ast.Assign):
@@ -127,6 +159,12 @@ def paired(target: ast.AST, value: Optional[ast.AST], loop: bool
         if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(elements) \
                 and not any(isinstance(v, ast.Starred) for v in value.elts):
             return list(zip(elements, value.elts))
+        starred = any(isinstance(e, ast.Starred) for e in target.elts)  # type: ignore
+        if isinstance(value, ast.expr) and is_shape(value) and not starred:
+            # `batch, length = tf.shape(x)`: each name takes its own axis
+            return [(element, ast.copy_location(ast.Subscript(value, ast.Constant(axis),
+                                                              ast.Load()), value))
+                    for axis, element in enumerate(elements)]
         return None
     if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
         return None
@@ -187,6 +225,9 @@ class Invariance:
             return self._collect(node.value, found, depth + 1)
         if isinstance(node, ast.Call):
             return self._call(node, found, depth)
+        if isinstance(node, ast.Subscript) and _past_axis_0(node.slice) and \
+                self._shape(node.value, depth):
+            return True  # `tf.shape(x)[1]`: the global batch's, on every replica
         if isinstance(node, _COMPOUND):
             return all(self._collect(child, found, depth + 1)
                        for child in ast.iter_child_nodes(node)
@@ -208,6 +249,11 @@ class Invariance:
                     return True  # Keras' `training`: one mode for every replica
                 if level < len(self.callers_seen) and self.callers_seen[level]:
                     self.params.append((level, name, node))  # what its callers pass
+                    return True
+                inner = self.chain[level - 1].node if level else None
+                if inner is not None and hasattr(inner, "name") and \
+                        definitions.hands_out(inner.name):
+                    found.append(node)  # a closure's: as bound before it ran
                     return True
                 return self._differs(SOURCE_INPUT, name, node)  # what each replica is handed
             if name in definitions.defs:
@@ -248,6 +294,22 @@ class Invariance:
         children: List[ast.AST] = [node.func, *node.args, *(k.value for k in node.keywords)]
         return all(self._collect(child, found, depth + 1) for child in children)
 
+    def _shape(self, node: ast.AST, depth: int) -> bool:
+        """Whether `node` is a tensor's shape: written as one (`is_shape`), or a local
+        name every one of whose values in its function is one."""
+        if is_shape(node):
+            return True
+        if not isinstance(node, ast.Name) or depth > MAX_DEPTH:
+            return False
+        for definitions in self.chain:
+            if node.id in definitions.outer or node.id in definitions.params:
+                return False
+            values = definitions.defs.get(node.id)
+            if values is not None:
+                return all(value is not None and value is not _FIXED and
+                           self._shape(value, depth + 1) for value in values)
+        return False
+
     def _differs(self, kind: str, name: str, node: ast.AST) -> bool:
         """False, noting the first source of difference found."""
         if self.source is None:
@@ -280,6 +342,27 @@ def _last_assignments(body: List[ast.stmt], defs: Dict[str, List[Optional[ast.AS
                                    and _start(other) < start) for other in defs[name]):
             found[name] = ((statement.end_lineno or 0, statement.end_col_offset or 0), value)
     return found
+
+
+def is_shape(node: ast.AST) -> bool:
+    """Whether `node` is written as a tensor's shape (tfapi.SHAPE_ATTRIBUTES,
+    SHAPE_CALL_NAMES, and `.as_list()` of a shape)."""
+    if isinstance(node, ast.Attribute):
+        return node.attr in tfapi.SHAPE_ATTRIBUTES
+    if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)):
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
+        if name in tfapi.SHAPE_LIST_METHODS and isinstance(node.func, ast.Attribute):
+            return is_shape(node.func.value)
+        return name in tfapi.SHAPE_CALL_NAMES
+    return False
+
+
+def _past_axis_0(index: ast.AST) -> bool:
+    """Whether a subscript takes only axes from 1 on: a literal index >= 1, or a slice
+    that starts at one (`[1:]`, `[1:3]`)."""
+    if isinstance(index, ast.Slice):
+        index = index.lower  # type: ignore[assignment]
+    return isinstance(index, ast.Constant) and type(index.value) is int and index.value >= 1
 
 
 def _start(node: ast.AST) -> Tuple[int, int]:

@@ -262,13 +262,35 @@ class Objects:
             self._attr_of_class(qname, bound.attr, found)
             return
         if kind == BOUND_PARAM and qname and bound.attr:
-            for argument, argument_path, _ in self.arguments(qname, bound.attr):
+            arguments = self.arguments(qname, bound.attr)
+            for argument, argument_path, _ in arguments:
                 found |= self.objects(argument, argument_path)
+            if not arguments:
+                # No call seen (a library's entry point): its annotation names the class
+                # of what it is given, as a class's constructor would, with no origin.
+                annotated = self._annotation(qname, bound.attr)
+                if annotated is not None:
+                    found.add(Obj(OBJ_INSTANCE, annotated))
             return
         if kind == BOUND_ATTR and bound.attr and bound.options:
             for obj in self.objects(bound.options[0], path):
                 if obj.kind == OBJ_INSTANCE and index.is_class(str(obj.key)):
                     self._attr_of_class(str(obj.key), bound.attr, found)
+
+    def _annotation(self, function: str, param: str) -> Optional[str]:
+        """The class a parameter's annotation names: a project class, or a library one
+        (a capitalised last segment, as for a call), else None (`int`, `Optional[X]`)."""
+        fm = self.index.function_file(function)
+        if fm is None:
+            return None
+        annotated = fm.functions[function].annotations.get(param)
+        if annotated is None or "." not in annotated:
+            return None
+        library_class = annotated.rpartition(".")[2][:1].isupper() and \
+            not self.index.is_function(annotated)
+        if self.index.is_class(annotated) or library_class:
+            return annotated
+        return None
 
     def _returns(self, fid: Optional[str], found: Set[Obj]) -> None:
         """What a project function may return."""

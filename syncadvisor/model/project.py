@@ -93,7 +93,7 @@ class Project:
                             site.trainable, site.trainable_arg, site.dtype, site.dtype_source,
                             site.contexts, site.unexpected, site.index,
                             [self._settled(u) for u in self.usage.updates_of(path, index)],
-                            list(self.usage.reads_of(path, index)))
+                            list(self.usage.reads_of(path, index)), site.written_trainable)
 
     def _settled(self, update: UpdateInfo) -> UpdateInfo:
         """An update whose value is the same on every replica as long as the state it

@@ -354,6 +354,22 @@ FUNCTION_APIS: Dict[str, ApiSpec] = {
 # What `self.<method>(...)` creates, by the Keras family and kind of the class.
 LAYER = "layer"
 METRIC = "metric"
+# What a Keras metric's `result()`, called in replica context (in `strategy.run`, a
+# `train_step`), reports of a NONE-aggregation variable the metric holds whose copies
+# diverged under a mirroring strategy (TF 2.21, run: tests/runtime/snippets/
+# TFS201_tf_keras_metric_state_result.py and TFS201_keras3_metric_state_result.py):
+# tf_keras wraps `result` in a `merge_call`, so it is computed once, in cross-replica
+# context, from replica 0's copy, and every replica gets that; Keras 3 computes it in each
+# replica, from the replica's own copy.
+METRIC_RESULT_OF_DIVERGED = {
+    KERAS2: ("its copies silently diverge: reads and checkpoints see replica 0's copy, and "
+             "whatever the metric's `result()` computes from it, tf_keras computes once, in "
+             "cross-replica context (`merge_call`), from replica 0's copy and hands to every "
+             "replica"),
+    KERAS3: ("its copies silently diverge: whatever the metric's `result()` computes from it, "
+             "Keras 3 computes in each replica from that replica's own copy, while "
+             "cross-replica reads and checkpoints see replica 0's"),
+}
 OPTIMIZER = "optimizer"
 METHOD_APIS: Dict[Tuple[str, str, str], ApiSpec] = {
     (KERAS2, LAYER, "add_weight"): KERAS2_LAYER_ADD_WEIGHT,
@@ -373,6 +389,24 @@ METHOD_APIS: Dict[Tuple[str, str, str], ApiSpec] = {
     (KERAS2, OPTIMIZER, "add_slot"): KERAS2_OPTIMIZER_ADD_SLOT,
 }
 CREATION_METHODS = frozenset(m for _, _, m in METHOD_APIS)
+
+# What a creating call's own arguments say about the Keras it was written for, where the
+# project leaves the Keras major open (`Target.keras_settled`). Keyword arguments tf_keras'
+# `Layer.add_weight` takes (its parameters and allowed **kwargs) that Keras 3's refuses with
+# TypeError (keras/src/layers/layer.py: no **kwargs) -- not `synchronization`, the one the
+# rules judge -- and the one Keras 3 takes that tf_keras refuses ("Unknown keyword
+# argument"). Read with inspect.signature on Keras 3.15 and tf_keras 2.21.
+KERAS2_ONLY_KEYWORDS = frozenset({
+    "experimental_autocast", "use_resource", "caching_device", "partitioner", "getter",
+    "collections", "experimental_enable_variable_lifting"})
+KERAS3_ONLY_KEYWORDS = frozenset({"overwrite_with_gradient"})
+# Keras 3 APIs whose first positional parameter is the shape where tf_keras' is the name:
+# a string there is a Keras 2 call (Keras 3 raises "`name` must be passed as a keyword
+# argument").
+SHAPE_FIRST_APIS = frozenset({KERAS3_LAYER_ADD_WEIGHT.title, KERAS3_LAYER_ADD_VARIABLE.title,
+                              KERAS3_METRIC_ADD_WEIGHT.title})
+# APIs only one Keras has (Keras 2 has no `keras.Variable`).
+FAMILY_ONLY_APIS = frozenset({KERAS3_VARIABLE.title})
 
 # Last names that make a call worth recording while walking the tree.
 CREATION_CALLEE_NAMES = frozenset(
@@ -545,15 +579,64 @@ VARIABLE_CREATOR_SCOPES = frozenset({
     "tensorflow.variable_creator_scope", "tensorflow.compat.v1.variable_creator_scope",
     "tensorflow.python.ops.variable_scope.variable_creator_scope"})
 VARIABLE_CREATOR_SCOPE_NAMES = frozenset(q.rpartition(".")[2] for q in VARIABLE_CREATOR_SCOPES)
-# The keyword arguments a creator may rewrite that decide the choice the rules judge.
-CREATOR_SETTINGS = (SYNC, AGG)
-# `tf.Variable` (and every Keras API, which ends in it) passes both of them to the
-# creators whether written or not (AUTO and NONE by default): `kwargs.setdefault(...)`
-# in a creator never changes them.
-CREATOR_KWARGS_ALWAYS_PASSED = frozenset({SYNC, AGG})
+# The keyword arguments a creator may rewrite that decide the choice the rules judge:
+# the two settings, given enum members, and `trainable`, given a literal.
+TRAINABLE = "trainable"
+CREATOR_SETTINGS = (SYNC, AGG, TRAINABLE)
+# A literal a creator may give `trainable`, as its program holds it: True, False, or None,
+# which `tf.Variable` settles after the creators ran (trainable unless ON_READ).
+CREATOR_LITERALS: Dict[str, Dict[object, str]] = {
+    TRAINABLE: {True: TRAINABLE_TRUE, False: TRAINABLE_FALSE, None: TRAINABLE_NOT_ON_READ}}
+# `tf.Variable` (and every Keras API, which ends in it) passes all three to the creators
+# whether written or not (AUTO, NONE and None by default): `kwargs.setdefault(...)` in a
+# creator never changes them.
+CREATOR_KWARGS_ALWAYS_PASSED = frozenset(CREATOR_SETTINGS)
 # A strategy's method that enters its scope: a subclass that overrides it may enter a
 # variable creator scope there (sonnet's `Replicator.scope`).
 STRATEGY_SCOPE_METHOD = "scope"
+# A variable creator's program (creators.py): ("set", setting, member) and
+# ("if", ((setting, member, equal), ...), then, else).
+CREATOR_SET = "set"
+CREATOR_IF = "if"
+
+
+@record(frozen=True)
+class LibraryStrategy:
+    """A strategy class of a well-known library: the tf.distribute strategy it derives
+    from, and the variable creators its `scope()` enters inside that one's (innermost
+    first), each as (its name in the library, its program). Known here so that a run
+    that does not see the library's code (a pre-commit hook's isolated environment)
+    finds what the editor finds."""
+
+    kind: str
+    module: str  # where it is defined, for messages
+    creators: Tuple[Tuple[str, tuple], ...] = ()
+
+
+# dm-sonnet 2.0.2, sonnet/src/distribute/replicator.py `replica_local_creator`: a variable
+# left at AUTO becomes ON_READ, with ONLY_FIRST_REPLICA where its aggregation is NONE, and
+# trainable where `trainable` was left out.
+_SONNET_REPLICA_LOCAL = (
+    (CREATOR_IF, ((SYNC, SYNC_AUTO, True),),
+     ((CREATOR_SET, SYNC, SYNC_ON_READ),
+      (CREATOR_IF, ((AGG, AGG_NONE, True),), ((CREATOR_SET, AGG, AGG_ONLY_FIRST_REPLICA),), ()),
+      (CREATOR_IF, ((TRAINABLE, TRAINABLE_NOT_ON_READ, True),),
+       ((CREATOR_SET, TRAINABLE, TRAINABLE_TRUE),), ())),
+     ()),
+)
+_SONNET_MODULE = "sonnet.src.distribute.replicator"
+_REPLICATOR = LibraryStrategy(MIRRORED, _SONNET_MODULE,
+                              (("replica_local_creator", _SONNET_REPLICA_LOCAL),))
+_TPU_REPLICATOR = LibraryStrategy(TPU, _SONNET_MODULE,
+                                  (("replica_local_creator", _SONNET_REPLICA_LOCAL),))
+# Qualified name (as a file imports it) -> the strategy. `Replicator` is a
+# MirroredStrategy and `TpuReplicator` a TPUStrategy whose `scope()` enters that creator.
+LIBRARY_STRATEGIES: Dict[str, LibraryStrategy] = {
+    "sonnet.distribute.Replicator": _REPLICATOR,
+    _SONNET_MODULE + ".Replicator": _REPLICATOR,
+    "sonnet.distribute.TpuReplicator": _TPU_REPLICATOR,
+    _SONNET_MODULE + ".TpuReplicator": _TPU_REPLICATOR,
+}
 
 # A `.scope()` on a receiver whose name matches this is taken for a strategy
 # scope even when the strategy object itself is not visible.
@@ -630,6 +713,20 @@ TENSORFLOW_RELEASES: Tuple[Tuple[int, int, int], ...] = (
     (2, 0, 4), (2, 1, 4), (2, 2, 3), (2, 3, 4), (2, 4, 4), (2, 5, 3), (2, 6, 5), (2, 7, 4),
     (2, 8, 4), (2, 9, 3), (2, 10, 1), (2, 11, 1), (2, 12, 1), (2, 13, 1), (2, 14, 1),
     (2, 15, 1), (2, 16, 2), (2, 17, 1), (2, 18, 1), (2, 19, 1), (2, 20, 0), (2, 21, 0))
+# TensorFlow 2.16 and later make `tf.keras` tf_keras (Keras 2) where this environment
+# variable holds one of these values when `tf.keras` is first loaded (tensorflow/__init__.py
+# and python/util/lazy_loader.py read `os.environ`): a project that sets it in `os.environ`
+# before it touches `tf.keras` gets Keras 2 there. Observed on TF 2.21: `os.environ[...] =`,
+# `.setdefault` and `.update` switch it, before `import tensorflow` or after it as long as
+# `tf.keras` was not loaded yet (naming it loads nothing; its first attribute read,
+# `import tensorflow.keras` and `from tensorflow.keras import` do: engine/legacy.py);
+# `os.putenv` does not (`os.environ` never sees it), nor "0".
+TENSORFLOW_MODULE = "tensorflow"
+LEGACY_KERAS_VARIABLE = "TF_USE_LEGACY_KERAS"
+LEGACY_KERAS_VALUES = frozenset({"true", "True", "1"})
+ENVIRON_MODULE = "os"
+ENVIRON_NAME = "environ"
+ENVIRON_SETTERS = frozenset({"setdefault", "update"})
 # Released keras minors (2.x: Keras 2, TensorFlow's own from 2.6; 3.x: Keras 3): only the
 # major of the newest one a range allows decides anything, so every patch level is 0.
 KERAS_RELEASES: Tuple[Tuple[int, int, int], ...] = tuple(
@@ -665,8 +762,20 @@ UPDATE_CALLEE_NAMES = frozenset(UPDATE_METHODS)
 PER_REPLICA_CALL_WORDS = ("random", "dropout", "truncated_normal", "shuffle")
 PER_REPLICA_ATTRIBUTES = frozenset({"replica_id_in_sync_group"})
 # Attributes of a tensor that every replica's share of a batch has alike: its dtype and its
-# number of dimensions. (Not `shape`: an uneven last batch gives replicas different sizes.)
+# number of dimensions. (Not `shape` as a whole: an uneven last batch gives replicas
+# different sizes along axis 0; see SHAPE_*.)
 REPLICA_INVARIANT_ATTRIBUTES = frozenset({"dtype", "ndim", "rank", "base_dtype"})
+# What gives a tensor's shape: `x.shape`, and calls by their last name (`tf.shape(x)`,
+# `keras.ops.shape(x)`, `tf_keras.backend.int_shape(x)`, `x.get_shape()`, `x.shape.as_list()`,
+# and transformers' own `shape_list(x)`). Where the batch is one global batch split along
+# axis 0 between replicas (Keras `fit`, `experimental_distribute_dataset`), every replica's
+# share has the global batch's other dimensions: an index >= 1 of a shape (a padded
+# length, a feature count) is the same on every replica; axis 0 is not (an uneven last
+# batch). Observed on TF 2.21, MirroredStrategy over 2 CPUs
+# (tests/runtime/snippets/TFS201_padded_length_table.py).
+SHAPE_ATTRIBUTES = frozenset({"shape"})
+SHAPE_CALL_NAMES = frozenset({"shape", "shape_list", "int_shape", "get_shape"})
+SHAPE_LIST_METHODS = frozenset({"as_list"})
 # Replica-context calls whose result is the same on every replica. (`Strategy.reduce`,
 # `StrategyExtended.reduce_to`/`batch_reduce_to` raise RuntimeError in replica context:
 # their results reach it only through `merge_call` or outside state.)
@@ -866,6 +975,13 @@ HIGHER_ORDER_SLOTS_BY_NAME: Dict[str, CallableSlots] = _slots_by_name()
 # (`tf.train.Checkpoint` refuses such an object, and a Keras layer or `tf.Module` holding one
 # does not track what it holds).
 PLAIN_BASE_MODULES = frozenset({"abc", "builtins", "collections", "dataclasses", "enum", "typing"})
+# Keras classes, by a segment of their qualified name, that are plain Python objects in
+# both families, not TensorFlow trackables: `tf.train.Checkpoint` refuses a loss or a
+# callback, and a model does not track one (observed on Keras 3.15 and tf_keras 2.21:
+# `issubclass(keras.losses.Loss, Trackable)` is False, as for callbacks, initializers,
+# regularizers and constraints; Layer, Model and Optimizer are trackables).
+UNTRACKED_KERAS_SEGMENTS = frozenset({"losses", "callbacks", "initializers", "regularizers",
+                                      "constraints"})
 
 # Methods Keras runs once per replica under fit/evaluate/predict with a strategy,
 # by the kind of class that defines them.

@@ -328,9 +328,11 @@ class Usage:
         """Whether instances of a project class are TensorFlow trackables, whose `self`
         attributes a checkpoint or SavedModel reaches: any base from a library (a Keras
         layer, model, metric or optimizer, a `tf.Module`, an AutoTrackable, or a base not
-        seen here) counts; only classes built from project classes, `object` and the
-        plain modules of `tfapi.PLAIN_BASE_MODULES` do not."""
+        seen here) counts; only classes built from project classes, `object`, the plain
+        modules of `tfapi.PLAIN_BASE_MODULES` and Keras' plain classes
+        (`tfapi.UNTRACKED_KERAS_SEGMENTS`: a loss, a callback) do not."""
         return any(base.partition(".")[0] not in tfapi.PLAIN_BASE_MODULES
+                   and not _untracked_keras_class(base)
                    for base in self.index.external_bases(class_id))
 
     def _holders(self) -> Dict[VarKey, str]:
@@ -389,6 +391,13 @@ class Usage:
 
     def _edges_of(self, path: str) -> Dict[Span, Tuple[Optional[str], Tuple[int, ...]]]:
         return {edge.span: (edge.caller, edge.scopes) for edge in self.index.file_at(path).calls}
+
+
+def _untracked_keras_class(qname: str) -> bool:
+    """Whether a library class is one of Keras' plain (not trackable) classes."""
+    if not any(qname.startswith(prefix) for prefix, _ in tfapi.KERAS_FAMILY_PREFIXES):
+        return False
+    return any(segment in tfapi.UNTRACKED_KERAS_SEGMENTS for segment in qname.split("."))
 
 
 def _same_items(old: Sequence[Any], new: Sequence[Any]) -> bool:

@@ -77,6 +77,9 @@ class VariableSite:
     index: int = -1  # position in FileModel.creations
     updates: list = field(default_factory=list)  # UpdateInfo, filled in by linking
     reads: list = field(default_factory=list)  # ReadInfo, filled in by linking
+    # What the API itself takes `trainable` for, before any variable creator runs (tf_keras
+    # checks ON_READ + trainable there); `trainable` is what the variable gets.
+    written_trainable: Optional[bool] = None
 
     @property
     def key(self):
@@ -170,6 +173,26 @@ def keras_class_kind(class_id: str, fm: FileModel,
     if len(fm.keras_families) == 1:
         return fm.keras_families[0], tfapi.LAYER
     return None, None
+
+
+def family_evidence(site: VariableSite) -> Optional[str]:
+    """The Keras family a call's own arguments show it was written for (tfapi.KERAS2 or
+    KERAS3), where its API exists in both: an argument only one of them takes, a name
+    where Keras 3 wants a shape; None where they show nothing."""
+    if site.family not in (tfapi.KERAS2, tfapi.KERAS3):
+        return None
+    if site.api.title in tfapi.FAMILY_ONLY_APIS:
+        return site.family
+    keywords = {arg.keyword for arg in site.call.args if arg.keyword is not None}
+    if keywords & tfapi.KERAS3_ONLY_KEYWORDS:
+        return tfapi.KERAS3
+    if keywords & tfapi.KERAS2_ONLY_KEYWORDS:
+        return tfapi.KERAS2
+    first = site.call.args[0] if site.call.args else None
+    if site.api.title in tfapi.SHAPE_FIRST_APIS and first is not None and \
+            first.keyword is None and not first.star and first.value.kind == STR:
+        return tfapi.KERAS2
+    return None
 
 
 def _bind_arguments(call: CreationCall, api: tfapi.ApiSpec
@@ -336,17 +359,19 @@ def _chains(context: Context) -> List[Tuple[Creator, ...]]:
     return [context.creators + option.creators for option in context.strategy.options]
 
 
-def _with_creators(sync: Setting, agg: Setting, contexts: FrozenSet[Context]
-                   ) -> Tuple[Setting, Setting]:
-    """The settings the strategy sees once the variable creators in effect have run: where
-    every context that has readable creators agrees with every other (one without any
-    passes the written choice on), their result; else the choice as written. A creator
-    the run cannot read leaves it as written (`unread_creator` makes the verdict a
-    warning)."""
-    written = {tfapi.SYNC: sync.member, tfapi.AGG: agg.member}
+def _with_creators(sync: Setting, agg: Setting, trainable: Optional[str],
+                   contexts: FrozenSet[Context]) -> Tuple[Setting, Setting, Optional[str]]:
+    """The settings the strategy sees once the variable creators in effect have run, and
+    the `trainable` the variable gets (as tfapi.CREATOR_LITERALS holds it; `trainable`:
+    what the API hands the creators): where every context that has readable creators
+    agrees with every other (one without any passes the written choice on), their
+    result; else the choice as written. A creator the run cannot read leaves it as
+    written (`unread_creator` makes the verdict a warning)."""
+    written = {tfapi.SYNC: sync.member, tfapi.AGG: agg.member, tfapi.TRAINABLE: trainable}
     if sync.member is None or agg.member is None:
-        return sync, agg  # a value the API rejects before any creator runs
+        return sync, agg, trainable  # a value the API rejects before any creator runs
     results = set()
+    trainables = set()
     changed_by: Optional[Creator] = None
     for context in contexts:
         for chain in _chains(context):
@@ -359,12 +384,43 @@ def _with_creators(sync: Setting, agg: Setting, contexts: FrozenSet[Context]
                 if choice is not None and choice != before and changed_by is None:
                     changed_by = creator
             results.add(None if choice is None else (choice[tfapi.SYNC], choice[tfapi.AGG]))
+            trainables.add(None if choice is None else choice.get(tfapi.TRAINABLE))
+    after = trainables.pop() if len(trainables) == 1 else None
     if changed_by is None or len(results) != 1:
-        return sync, agg
+        return sync, agg, trainable if changed_by is None else after
     result = results.pop()
     if result is None:
-        return sync, agg
-    return _rewritten(sync, result[0], changed_by), _rewritten(agg, result[1], changed_by)
+        return sync, agg, after
+    return _rewritten(sync, result[0], changed_by), _rewritten(agg, result[1], changed_by), \
+        after
+
+
+def _passed_trainable(api: tfapi.ApiSpec, passed: Optional[Tuple[Argument, bool]],
+                      sync: Setting, unpacked: bool) -> Optional[str]:
+    """What the API hands the variable creators for `trainable` (tfapi.CREATOR_LITERALS'
+    form): a literal written, None left out of `tf.Variable` (settled after them), else
+    the API's own default; None (not the literal) where it is not known."""
+    literals = tfapi.CREATOR_LITERALS[tfapi.TRAINABLE]
+    if passed is not None:
+        value = passed[0].value
+        return literals[bool(value.literal)] if value.kind == BOOL else None
+    if api.family == tfapi.TF and not api.converts_values and not unpacked and \
+            api.trainable_default == tfapi.TRAINABLE_NOT_ON_READ:
+        return literals[None]
+    default = _trainable(api, None, sync, unpacked)
+    return None if default is None else literals[default]
+
+
+def _settled_trainable(after: Optional[str], sync: Setting) -> Optional[bool]:
+    """The trainable a variable gets from what the creators pass on (`_passed_trainable`'s
+    form): None -- left for `tf.Variable` to settle -- is trainable unless ON_READ."""
+    if after == tfapi.TRAINABLE_TRUE:
+        return True
+    if after == tfapi.TRAINABLE_FALSE:
+        return False
+    if after == tfapi.TRAINABLE_NOT_ON_READ and sync.member is not None:
+        return sync.member != tfapi.SYNC_ON_READ
+    return None
 
 
 def _rewritten(setting: Setting, member: Optional[str], creator: Creator) -> Setting:
@@ -385,14 +441,21 @@ def normalise(call: CreationCall, fm: FileModel, index: ProjectIndex,
     agg = _setting(api, tfapi.AGG, bound.get(tfapi.AGG), unpacked)
     site_contexts = contexts.contexts_at(fm.path, call.function, call.scopes)
     written_sync = sync
+    trainable_passed = bound.get("trainable")
+    # What the API takes trainable for: a Keras API settles a trainable left out from the
+    # synchronization written, before any creator runs.
+    written_trainable = _trainable(api, trainable_passed, written_sync, unpacked)
+    passed = _passed_trainable(api, trainable_passed, written_sync, unpacked)
+    after = passed
     if any(c.creators or (c.strategy is not None and any(o.creators for o in c.strategy.options))
            for c in site_contexts):
-        sync, agg = _with_creators(sync, agg, site_contexts)
-    trainable_passed = bound.get("trainable")
+        sync, agg, after = _with_creators(sync, agg, passed, site_contexts)
     # tf.Variable settles a trainable left out from the synchronization it is given in
-    # the end; a Keras API from the one written, before any creator runs.
+    # the end (after the creators); a creator may set it itself.
     trainable = _trainable(api, trainable_passed, sync if api.family == tfapi.TF
                            else written_sync, unpacked)
+    if after != passed:
+        trainable = _settled_trainable(after, sync)
     dtype_value = bound.get(api.dtype_param or "")
     dtype_source: Optional[Value] = dtype_value[0].value if dtype_value else None
     dtype = dtype_name(dtype_source)
@@ -409,6 +472,7 @@ def normalise(call: CreationCall, fm: FileModel, index: ProjectIndex,
         dtype=dtype, dtype_source=dtype_source,
         contexts=site_contexts,
         unexpected=unexpected,
+        written_trainable=written_trainable,
     )
 
 

@@ -132,7 +132,10 @@ def _lines_in(text: str) -> int:
     return len(line_starts(text)) - 1 + last
 
 
-def load(raw: str) -> Notebook:
+def load(raw: str, read: Optional[Dict[str, CellCode]] = None) -> Notebook:
+    """The notebook in `raw` (its JSON text), its code cells as one virtual module;
+    `read`: cells already read, by their source (the language server's, from the
+    notebook's last reading: an edit reads again only the cells it changed)."""
     try:
         import json
 
@@ -150,7 +153,9 @@ def load(raw: str) -> Notebook:
     for number, cell in enumerate(data["cells"], start=1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code" or language != "python":
             continue
-        codes.append((number, read_cell(_source(cell, number), quick=True)))
+        source = _source(cell, number)
+        code = read.get(source) if read is not None else None
+        codes.append((number, code if code is not None else read_cell(source, quick=True)))
     marker = _MARKER + format(zlib.crc32(raw.encode("utf-8", "surrogatepass")), "08x")
     nb = _assemble(raw, data, marker, codes)
     from ..engine.prefilter import may_hold_a_finding

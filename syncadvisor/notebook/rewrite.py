@@ -26,6 +26,14 @@ from .ipython import CellCode, Line, read_cell
 
 
 def write_back(nb: Notebook, virtual: str) -> str:
+    sources = changed_sources(nb, virtual)
+    return splice(nb.raw, nb.data, sources) if sources else nb.raw
+
+
+def changed_sources(nb: Notebook, virtual: str) -> Dict[int, str]:
+    """The new source of each cell a fixed virtual module changes, by the cell's index in
+    the notebook (its number - 1); ValueError where one cannot be put back. (The language
+    server sends these to the cells as edits; `write_back` splices them into the JSON.)"""
     chunks = virtual.split(nb.marker + "\n")
     if len(chunks) != len(nb.cells) + 1 or chunks[-1].strip():
         raise ValueError("the fixed code no longer matches the notebook's cells")
@@ -36,7 +44,7 @@ def write_back(nb: Notebook, virtual: str) -> str:
         if cell.error is not None:
             raise ValueError(f"a fix would change cell {cell.number}, which is not read")
         sources[cell.number - 1] = cell_source(cell.code, chunk, cell.number)
-    return splice(nb.raw, nb.data, sources) if sources else nb.raw
+    return sources
 
 
 def cell_source(code: CellCode, python: str, number: int) -> str:

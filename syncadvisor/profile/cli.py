@@ -75,7 +75,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strategy", choices=("mirrored", "multiworker"), default="mirrored",
                         help="MirroredStrategy on this machine, or MultiWorkerMirroredStrategy "
                              "over the cluster in TF_CONFIG (run the same command on every worker)")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--output-format", "--format", dest="format", choices=("text", "json"),
+                        default="text")
     parser.add_argument("--plot", metavar="FILE.png",
                         help="also write a chart (matplotlib): with --run, the bytes each "
                              "choice moves per step per site, step times beside; else the step "

@@ -22,7 +22,7 @@ from ..model.facts import (QNAME, SOURCE_INPUT, SOURCE_RANDOM, SOURCE_REPLICA_ID
                            Argument, CreationCall, FileModel, Span)
 from ..model.project import LinkedFile
 from ..model.usage import CONSTANT, PYTHON_NUMBER, REPLICA_INVARIANT
-from ..model.variables import Setting, VariableSite
+from ..model.variables import Setting, VariableSite, family_evidence
 
 SECTIONS = ("What it does", "Why is this bad?", "Example", "Fix safety")
 
@@ -94,15 +94,31 @@ class Verdict:
     where: str  # e.g. "under MirroredStrategy `strategy` (line 5)"
 
 
+def _runs_it(via: Optional[Tuple[str, Span, str]], here: str, note: Optional[Note]) -> str:
+    """", when `train(...)` at line 40 runs it": the call a claim's path goes through."""
+    if via is None:
+        return ""
+    path, span, callee = via
+    what = f"`{callee}(...)` at " + (f"line {span.line}" if path == here else
+                                     f"{path}:{span.line}")
+    if note is not None:
+        note(what, Related(path, span.line, f"`{callee}(...)`", span.column + 1,
+                           span.end_line, span.end_column + 1))
+    return f", when {what} runs it"
+
+
 def _kinds_phrase(kinds: Sequence[str]) -> str:
     kinds = list(kinds)
     return kinds[0] if len(kinds) == 1 else ", ".join(kinds[:-1]) + " or " + kinds[-1]
 
 
 def judge(contexts: Sequence[Context], fails_under: Sequence[str], here: str,
-          assume: str = "unknown", note: Optional[Note] = None) -> Optional[Verdict]:
+          assume: str = "unknown", note: Optional[Note] = None,
+          paths: Optional[Dict[Context, Tuple[str, Span, str]]] = None) -> Optional[Verdict]:
     """error where every visible strategy fails, warning where one only may. `note`
-    learns where each strategy named in the verdict was created (`describe_strategy`)."""
+    learns where each strategy named in the verdict was created (`describe_strategy`).
+    `paths`: the call that gives each context, where calls give different ones: a claim
+    about one of them names its path ("..., when `build(...)` at line 13 runs it")."""
     failing_kinds = set(fails_under)
     certain: List[str] = []
     maybe: List[str] = []
@@ -126,7 +142,8 @@ def judge(contexts: Sequence[Context], fails_under: Sequence[str], here: str,
                              f"{describe_creator(creator, here, note)}, in effect there, changes "
                              f"the choice first")
             elif failing and failing == kinds:
-                certain.append("under " + describe_strategy(ctx.strategy, here, note))
+                certain.append("under " + describe_strategy(ctx.strategy, here, note) +
+                               _runs_it(paths.get(ctx) if paths else None, here, note))
             elif failing or tfapi.ANY_STRATEGY in kinds:
                 maybe.append(f"if {describe_strategy(ctx.strategy, here, note)} is a "
                              f"{_kinds_phrase([k for k in fails_under])}")
@@ -191,6 +208,29 @@ class RuleContext:
             for name, setting in ((tfapi.SYNC, site.sync), (tfapi.AGG, site.agg)):
                 if setting.arg is not None:
                     yield site, name, setting
+
+    def keras_assumption(self, family: Optional[str]) -> Optional[str]:
+        """For a claim true of the Keras `family` only: "if this runs on Keras 3 (...)"
+        where the project leaves the Keras major open, else None (settled, or not Keras)."""
+        if family not in (tfapi.KERAS2, tfapi.KERAS3):
+            return None
+        if family == tfapi.KERAS2 and self.model.legacy_keras is not None:
+            return None  # the project itself makes `tf.keras` Keras 2 (TF_USE_LEGACY_KERAS)
+        return self.settings.keras_assumption(family)
+
+    def site_keras(self, site: VariableSite) -> Tuple[bool, Optional[str]]:
+        """(whether the call's own arguments show it was written for the other Keras,
+        the assumption a claim about the site's family makes) -- (False, None) where the
+        family is settled, by the project or by the call itself (`family_evidence`). A
+        rule makes no claim about a call written for the other Keras, and no error on an
+        assumption: a warning that names it."""
+        assumed = self.keras_assumption(site.family)
+        if assumed is None:
+            return False, None
+        evidence = family_evidence(site)
+        if evidence is None:
+            return False, assumed
+        return evidence != site.family, None if evidence == site.family else assumed
 
     def sites_updated_here(self) -> List[VariableSite]:
         """The variable sites of the run with an update placed in this file: made here,
@@ -334,9 +374,17 @@ class RuleContext:
         return RuleContext(self.linked, self.settings, rule, self._facts)
 
     def judge(self, site_or_contexts, fails_under: Sequence[str]) -> Optional[Verdict]:
+        """`judge` over a site's contexts (naming the call that gives the one a claim is
+        about, where its function's calls give different ones), or over `contexts`."""
         contexts = getattr(site_or_contexts, "contexts", site_or_contexts)
+        paths = None
+        call = getattr(site_or_contexts, "call", None)
+        if call is not None and len(contexts) > 1:
+            placed = self.project.strategies.placed((site_or_contexts.path, call.function,
+                                                     call.scopes))
+            paths = {context: via for context, via in placed if via is not None}
         return judge(list(contexts), fails_under, self.path, self.settings.assume_strategy,
-                     self.note)
+                     self.note, paths)
 
     def finding(self, span: Span, message: str, severity: Optional[str] = None,
                 fix: Optional[Fix] = None) -> Finding:

@@ -192,7 +192,7 @@ def write(root: Path) -> List[str]:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m syncadvisor.rules.docs",
+        prog="python -m syncadvisor.rules.docs", allow_abbrev=False,
         description="Render the rule documentation (docs/rules/, its copy in the package and "
                     "README.md's rule table) from the rules.")
     action = parser.add_mutually_exclusive_group(required=True)

@@ -1,11 +1,11 @@
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, Optional
 
 from ..findings import Finding
 from ..model import tfapi
 from ..model.variables import INTEGER, NONE_VALUE, STRING, TF_ENUM_IN_KERAS3
-from .base import (ERROR, SAFE, WARNING, Expect, Invalid, Rule, RuleContext, make_fix, snippet,
+from .base import (ERROR, SAFE, UNSAFE, WARNING, Expect, Invalid, Rule, RuleContext, make_fix, snippet,
                    written)
 
 
@@ -20,7 +20,11 @@ class Keras3Value(Rule):
     Flags a Keras 3 API (`keras.Variable`, `Layer.add_weight`, `Metric.add_variable`,
     `Optimizer.add_variable`; `tf.keras` from TensorFlow 2.16) given a TensorFlow enum
     member, an upper-case or unknown string as `synchronization` or `aggregation`, and
-    `keras.Variable(synchronization=None)`.
+    `keras.Variable(synchronization=None)`. Where the project's declarations leave open
+    which Keras runs (an unpinned `tensorflow`, or none declared) and the API exists in
+    both (`add_weight`, not `keras.Variable`), the finding is a warning that says what it
+    assumes, and a call whose other arguments only tf_keras takes
+    (`experimental_autocast=`, a name before the shape) is not flagged.
 
     ## Why is this bad?
     Keras 3 takes lowercase strings only: `"auto"`, `"none"`, `"on_write"`, `"on_read"`
@@ -41,7 +45,8 @@ class Keras3Value(Rule):
     ```
 
     ## Fix safety
-    Safe: the value becomes the lowercase string Keras 3 documents for the same member;
+    Safe: the value becomes the lowercase string Keras 3 documents for the same member
+    (unsafe where which Keras runs is a guess: Keras 2 refuses the string);
     `synchronization=None` is dropped, which behaves the same wherever the old code ran.
     Where the string would bring another finding (`aggregation="MEAN"` on an int64
     weight becomes TFS104, mean-on-integer), `--fix` leaves the value and says so;
@@ -163,11 +168,18 @@ class Keras3Value(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for site, name, setting in ctx.written_settings(tfapi.STRING_VALUES):
-            finding = self._check_setting(ctx, site, name, setting)
+            other, assumed = ctx.site_keras(site)
+            if other:
+                continue  # written for Keras 2 (its other arguments say so): right there
+            finding = self._check_setting(ctx, site, name, setting, assumed)
             if finding is not None:
                 yield finding
 
-    def _check_setting(self, ctx: RuleContext, site, name: str, setting):
+    def _check_setting(self, ctx: RuleContext, site, name: str, setting,
+                       assumed: Optional[str] = None):
+        """The finding for one setting; `assumed`: where the project leaves the Keras
+        major open, the assumption the claim makes (a warning then, and a fix that would
+        break Keras 2 is unsafe)."""
         text = written(name, setting)
         span = setting.arg.value.span
         expected = ", ".join(f'"{s}"' for s in tfapi.KERAS3_STRING[name])
@@ -179,10 +191,12 @@ class Keras3Value(Rule):
             fix = None
             if setting.intended is not None:
                 new = f'"{keras3_string(name, setting.intended)}"'
-                fix = make_fix(SAFE, f"Replace with `{new}`", ctx.replace(span, new))
+                fix = make_fix(UNSAFE if assumed else SAFE, f"Replace with `{new}`",
+                               ctx.replace(span, new))
+            condition = f" {assumed}" if assumed else ""
             message = (f"`{text}` is {what}: {site.api.title} takes {expected} and raises "
-                       f"ValueError (\"Invalid value for argument `{name}`\")")
-            return ctx.finding(span, message, fix=fix)
+                       f"ValueError (\"Invalid value for argument `{name}`\"){condition}")
+            return ctx.finding(span, message, WARNING if assumed else ERROR, fix)
         if setting.form == NONE_VALUE and name == tfapi.SYNC:
             verdict = ctx.judge(site, tfapi.MIRRORING_STRATEGIES)
             where = verdict.where if verdict else ("under MirroredStrategy, "

@@ -4,7 +4,7 @@ from typing import Iterator
 
 from ..findings import Finding
 from ..model import tfapi
-from .base import ERROR, UNSAFE, Expect, Invalid, Rule, RuleContext, make_fix, snippet
+from .base import ERROR, UNSAFE, WARNING, Expect, Invalid, Rule, RuleContext, make_fix, snippet
 
 
 class Keras3AddWeightSynchronization(Rule):
@@ -13,7 +13,11 @@ class Keras3AddWeightSynchronization(Rule):
     Flags `synchronization=` passed to Keras 3 `Layer.add_weight` (and the other Keras 3
     methods that create variables without that parameter: `Metric.add_variable`,
     `Metric.add_weight`, `Optimizer.add_variable`). From TensorFlow 2.16 `tf.keras` is
-    Keras 3, so Keras 2 code that passed it breaks on upgrade.
+    Keras 3, so Keras 2 code that passed it breaks on upgrade. Where the project's
+    declarations leave open which Keras runs (an unpinned `tensorflow`, or none declared),
+    the finding is a warning that says what it assumes; a call whose other arguments only
+    tf_keras takes (`experimental_autocast=`, a name before the shape) is written for
+    Keras 2 and is not flagged.
 
     ## Why is this bad?
     The parameter does not exist: `TypeError: Layer.add_weight() got an unexpected
@@ -83,6 +87,9 @@ class Keras3AddWeightSynchronization(Rule):
             arg = site.unexpected.get(tfapi.SYNC)
             if site.family != tfapi.KERAS3 or arg is None:
                 continue
+            other, assumed = ctx.site_keras(site)
+            if other:
+                continue  # written for Keras 2 (its other arguments say so): right there
             hint = ""
             text = arg.value.text.lower()
             if "on_read" in text or text.endswith("3"):
@@ -91,8 +98,9 @@ class Keras3AddWeightSynchronization(Rule):
             fix = make_fix(UNSAFE, "Remove the `synchronization` argument",
                            ctx.remove_argument(site.call, arg))
             method = site.api.title.split(" ")[0]
+            condition = f" {assumed}" if assumed else ""
             yield ctx.finding(
                 arg.span,
                 f"Keras 3 {method}() has no `synchronization` parameter: TypeError (\"got an "
-                f"unexpected keyword argument 'synchronization'\"){hint}",
-                fix=fix)
+                f"unexpected keyword argument 'synchronization'\"){condition}{hint}",
+                WARNING if assumed else ERROR, fix)

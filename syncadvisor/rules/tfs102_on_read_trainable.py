@@ -12,7 +12,9 @@ class OnReadTrainable(Rule):
     ## What it does
     Flags a variable that is both `synchronization=ON_READ` and trainable: `trainable=True`
     written out, or Keras 3 `keras.Variable(..., synchronization="on_read")` where
-    trainable stays True unless set.
+    trainable stays True unless set. A variable creator in effect
+    (`tf.variable_creator_scope`) that sets `trainable` to a literal decides what the
+    variable gets; tf_keras checks what `add_weight` is given, before any creator runs.
 
     ## Why is this bad?
     Keras 2 (`tf_keras`) `add_weight` refuses it: `ValueError: Synchronization value can be
@@ -88,10 +90,14 @@ class OnReadTrainable(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for site in ctx.sites:
-            if site.sync.member != tfapi.SYNC_ON_READ or site.trainable is not True \
-                    or site.sync.arg is None:
-                continue
             arg = site.trainable_arg
+            # tf_keras refuses what it is given, before any variable creator runs; the
+            # variable itself is what the creators pass on.
+            raises = site.api.on_read_trainable_raises and arg is not None and \
+                site.sync.written_member == tfapi.SYNC_ON_READ and site.written_trainable is True
+            if not raises and (site.sync.member != tfapi.SYNC_ON_READ or
+                               site.trainable is not True) or site.sync.arg is None:
+                continue
             if arg is not None:
                 span = arg.span
                 fix = make_fix(UNSAFE, "Set `trainable=False`", ctx.replace(arg.value.span, "False"))
@@ -99,13 +105,17 @@ class OnReadTrainable(Rule):
                 span = site.sync.arg.span
                 fix = make_fix(UNSAFE, "Add `trainable=False`",
                                ctx.add_argument(site.call, "trainable=False"))
-            if site.api.on_read_trainable_raises and arg is not None:
+            if raises:
                 message = (f"{site.api.title} raises ValueError for ON_READ with trainable=True "
                            f"(\"Synchronization value can be set to VariableSynchronization.ON_READ "
                            f"only for non-trainable variables\")")
                 yield ctx.finding(span, message, ERROR, fix)
                 continue
-            implicit = "" if arg is not None else " (Keras 3 keeps trainable=True unless you set it)"
+            implicit = ""
+            if site.written_trainable is not True:
+                implicit = " (a variable creator in effect makes it so)"
+            elif arg is None:
+                implicit = " (Keras 3 keeps trainable=True unless you set it)"
             message = (f"ON_READ variable is trainable{implicit}: under a strategy each replica "
                        f"gets its own gradient for its own copy; ON_READ state should be "
                        f"trainable=False")

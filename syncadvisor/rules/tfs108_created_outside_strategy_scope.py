@@ -840,6 +840,10 @@ class CreatedOutsideStrategyScope(Rule):
             return WARNING, ("outside any strategy scope",
                              outcome + f" (`{cls}` has them only with {options})"), \
                 strategy, pair.via
+        assumed = ctx.keras_assumption(family)  # a tf_keras optimizer made outside trains
+        if assumed:
+            return WARNING, ("outside any strategy scope", f"{outcome} ({assumed})"), \
+                strategy, pair.via
         return ERROR, ("outside any strategy scope", outcome), strategy, pair.via
 
 

@@ -4,7 +4,7 @@ from typing import Iterator, Optional, Tuple
 
 from ..findings import Finding
 from ..model import tfapi
-from ..model.facts import TEST_IF
+from ..model.facts import READ_CHECKPOINT, TEST_IF
 from ..model.usage import PER_REPLICA
 from .base import (ERROR, UNSAFE, WARNING, Expect, Invalid, Rule, RuleContext, judge, make_fix,
                    set_on_read, set_setting, site_span, snippet, strategy_contexts,
@@ -62,14 +62,22 @@ class ReplicaUpdateWithoutAggregation(Rule):
     ParameterServer strategy is visible: a literal, a constant, what is computed from them
     and from variables whose own updates are all the same on every replica (a power
     iteration over a layer's kernel, `self.iterations + 1`, a learning-rate schedule of
-    the step), a number chosen by Keras' `training` flag, `all_reduce`/`all_gather`/
-    `merge_call` results and a tf_keras metric's `result()` (which goes through
-    `merge_call`; a Keras 3 metric's reads the replica's own state). Methods and functions
+    the step), a number chosen by Keras' `training` flag, a tensor's size along axis 1 and
+    on (`tf.shape(x)[1]`, `x.shape[1:]`: a padded length is the global batch's on every
+    replica its batch is split between; axis 0 is not, an uneven last batch splits it),
+    `all_reduce`/`all_gather`/`merge_call` results and a tf_keras metric's `result()`
+    (which goes through `merge_call`; a Keras 3 metric's reads the replica's own state).
+    Methods and functions
     called on such values are taken to return such a value: their bodies are not read.
     The message names what makes the value differ where the model sees it: the replica's
     batch, a random op, the replica id, or state each replica keeps its own copy of.
     `tf.Variable(..., per_worker_variable=True)`, ParameterServerStrategy's deliberate
-    per-worker state, is never flagged.
+    per-worker state, is never flagged. Nor, under MirroredStrategy and its kin, is a
+    per-replica buffer that nothing combines: no cross-replica read or save of it is seen
+    and no checkpoint or SavedModel can reach it (an attribute of a plain object or of a
+    Keras loss, a local) -- each replica writing and reading its own copy is then its
+    design, as TFS103 leaves such an ON_READ buffer alone; only a visible CentralStorage or
+    ParameterServer strategy, where the update raises, is reported there.
 
     ## Why is this bad?
     Under CentralStorageStrategy and multi-device ParameterServerStrategy the variable is
@@ -79,6 +87,11 @@ class ReplicaUpdateWithoutAggregation(Rule):
     MirroredStrategy, MultiWorkerMirroredStrategy and TPUStrategy each replica writes only
     its own copy: with a value that differs between replicas the copies silently diverge,
     a cross-replica read returns replica 0's copy, and checkpoints keep replica 0's value.
+    A variable a Keras metric holds ends its `result()` differently in the two Kerases:
+    tf_keras computes `result()` once, in cross-replica context (`merge_call`), from
+    replica 0's copy and hands it to every replica; Keras 3 computes it in each replica
+    from that replica's own copy. The message says which where the project settles the
+    Keras that runs.
     (TensorFlow up to 2.2 raised "You must specify an aggregation method to update a
     MirroredVariable in Replica Context"; 2.21 says nothing.)
 
@@ -333,9 +346,37 @@ class ReplicaUpdateWithoutAggregation(Rule):
                 if finding is not None:
                     yield finding
 
+    @staticmethod
+    def _replica_local(ctx: RuleContext, site) -> bool:
+        """A per-replica buffer: nothing combines its copies -- no cross-replica read or
+        save is seen, and no checkpoint or SavedModel can reach it (no trackable holds it,
+        it is no module global, it does not leave its function). Its copies differing is
+        its design (each replica's own statistics, a decoding cache): as TFS103 leaves
+        such an ON_READ buffer alone, TFS201 says nothing of it diverging."""
+        if any(r.cross_replica or r.kind == READ_CHECKPOINT for r in site.reads):
+            return False
+        return ctx.holder(site) is None
+
+    @staticmethod
+    def _metric_outcome(ctx: RuleContext, site) -> Optional[str]:
+        """For a variable a Keras metric holds, what its `result()` then reports, which
+        differs between tf_keras and Keras 3 (tfapi.METRIC_RESULT_OF_DIVERGED); None for
+        any other variable, or where which Keras runs is a guess."""
+        holder = ctx.holder(site)
+        if holder is None:
+            return None
+        family, kind = ctx.project.keras_kind(holder)
+        if kind != tfapi.METRIC or ctx.keras_assumption(family) is not None:
+            return None
+        return tfapi.METRIC_RESULT_OF_DIVERGED.get(family)
+
     def _finding(self, ctx: RuleContext, site, updates) -> Optional[Finding]:
         assume = ctx.settings.assume_strategy
         per_replica = [u for u in updates if u.value_kind == PER_REPLICA]
+        if per_replica and self._replica_local(ctx, site):
+            # Only an AggregatingVariable's raise is left to say, where such a strategy
+            # is visible (as for a value the same on every replica).
+            per_replica = []
         # An AggregatingVariable refuses every replica-context update; a value the same
         # on every replica is reported only where such a strategy is visible.
         raises = judge(strategy_contexts(site, updates), tfapi.AGGREGATING_STRATEGIES,
@@ -351,9 +392,10 @@ class ReplicaUpdateWithoutAggregation(Rule):
         elif diverges is not None:
             update = per_replica[0]
             severity = WARNING
+            outcome = self._metric_outcome(ctx, site) or \
+                "its copies silently diverge, and reads and checkpoints see replica 0's copy"
             detail = (f"with a value that can differ between replicas"
-                      f"{value_source(ctx, update)}: {diverges.where} its "
-                      f"copies silently diverge, and reads and checkpoints see replica 0's copy")
+                      f"{value_source(ctx, update)}: {diverges.where} {outcome}")
             if raises is not None:
                 detail += f"; under {' or '.join(tfapi.AGGREGATING_STRATEGIES)} it {raise_text}"
         elif raises is not None:

@@ -103,10 +103,12 @@ class Keras3BatchNormUnsynchronized(Rule):
                 edit = ctx.replace(synchronized.value.span, "True")
             else:
                 edit = ctx.add_argument(layer, "synchronized=True")
+            assumed = ctx.keras_assumption(tfapi.KERAS3)
+            condition = f" ({assumed})" if assumed else ""
             yield ctx.finding(
                 layer.span,
                 f"Keras 3 BatchNormalization {verdict.where.replace('under', 'is built under', 1)} "
                 f"without `synchronized=True`: each replica's moving statistics follow only its "
-                f"own batches, and replica 0's are the ones read and saved",
+                f"own batches, and replica 0's are the ones read and saved{condition}",
                 WARNING, make_fix(UNSAFE, "Add `synchronized=True`", edit))
 

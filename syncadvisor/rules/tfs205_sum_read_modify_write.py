@@ -139,6 +139,10 @@ class SumReadModifyWrite(Rule):
                     site.agg.member != tfapi.AGG_SUM:
                 continue
             keras_adds = site.api.family in tfapi.READ_MODIFY_WRITE_ADDS
+            assumed = None
+            if keras_adds:
+                other, assumed = ctx.site_keras(site)
+                keras_adds = not other  # a call written for Keras 2 adds as TensorFlow does
             target = site.call.target or ""
             found = []  # (update, adds): every update that assigns a value built from v
             for u in site.updates:
@@ -172,8 +176,11 @@ class SumReadModifyWrite(Rule):
                 instead = (f"{site.api.title} has no `synchronization` parameter: create it "
                            f"as `keras.Variable(..., aggregation=\"sum\", "
                            f"synchronization=\"on_read\", trainable=False)`")
-            how = ("Keras 3 assigns `v + x` there" if keras_adds and update.method in _ADDS
+            keras3 = keras_adds and update.method in _ADDS
+            how = ("Keras 3 assigns `v + x` there" if keras3
                    else "the value assigned is computed from the variable")
+            if keras3 and assumed:
+                how += f" ({assumed})"
             yield ctx.finding(
                 site_span(site, site.agg),
                 f"`{site.name}` (aggregation SUM) gets `.{update.method}(...)` {where}: {how}, "

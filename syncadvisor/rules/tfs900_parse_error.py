@@ -9,8 +9,9 @@ from .base import ERROR, Expect, Invalid, Rule, RuleContext, snippet
 class ParseError(Rule):
     """
     ## What it does
-    Reports a file that could not be read or decoded (a binary file named `.py`, a bad
-    encoding declaration), a file that may hold TensorFlow code and could not be parsed
+    Reports a path given to `check` that is not there (`no such file or directory`, as
+    ruff's E902: exit 1, not a usage error), a file that could not be read or decoded (a
+    binary file named `.py`, a bad encoding declaration), a file that may hold TensorFlow code and could not be parsed
     (a syntax error), or an internal error of the tool while checking it. Every other file
     is still checked. A file without any of the words a finding needs (`Variable` where
     one is made, `strategy`, `Strategy`, `.scope`, `add_weight`, `add_variable`,

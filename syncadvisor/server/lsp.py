@@ -13,7 +13,7 @@ import asyncio
 import os
 import sys
 import uuid
-from typing import Callable, Dict, List, Optional, Sequence, Set
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 from urllib.parse import unquote
 
 from lsprotocol import types as lsp
@@ -27,15 +27,19 @@ from .. import __version__
 from ..add_noqa import add_noqa
 from ..config import ConfigError
 from ..findings import ERROR, INFO, SAFE, WARNING, Edit, Finding
+from ..fixes import apply_fixes
 from ..lines import line_starts, physical_lines, position
 from ..rules import rules_by_code
 from ..rules.docs import installed_page
+from .notebooks import SYNC as NOTEBOOK_SYNC, OpenNotebook, notebook_path
 from .workspace import Workspace
 
 FIX_ALL = "source.fixAll.syncadvisor"
 SOURCE = "syncadvisor"
 _SEVERITY = {ERROR: lsp.DiagnosticSeverity.Error, WARNING: lsp.DiagnosticSeverity.Warning,
              INFO: lsp.DiagnosticSeverity.Information}
+# (path, notebook cell or None) -> the URI and lines the client knows that place by
+Where = Callable[[str, Optional[int]], Tuple[str, List[str]]]
 # Files whose change changes which files are checked and how.
 _CONFIG_FILES = ("pyproject.toml", ".syncadvisor.toml", "syncadvisor.toml", ".gitignore",
                  "setup.cfg", "setup.py", "requirements.txt")
@@ -76,7 +80,7 @@ class SyncAdvisorServer(LanguageServer):
         # findings count only \n, \r\n and \r: its copy of a buffer would drift.
         super().__init__(SOURCE, __version__,
                          text_document_sync_kind=lsp.TextDocumentSyncKind.Full,
-                         protocol_cls=_Protocol)
+                         notebook_document_sync=NOTEBOOK_SYNC, protocol_cls=_Protocol)
         self.jobs = jobs if jobs is not None else (os.cpu_count() or 1)
         self.project: Optional[Workspace] = None
         self.findings: Dict[str, List[Finding]] = {}  # open file (absolute path) -> findings
@@ -86,6 +90,7 @@ class SyncAdvisorServer(LanguageServer):
         self.index_timer: Optional[asyncio.TimerHandle] = None
         self.changed_on_disk: Set[str] = set()  # while an index runs: to read again after
         self.uris: Dict[str, str] = {}  # open file -> the URI its client names it by
+        self.notebooks: Dict[str, OpenNotebook] = {}  # open notebook documents, by path
 
     def path_of(self, uri: str) -> str:
         """The absolute path of a document the client names; its URI is kept as the
@@ -201,9 +206,12 @@ class SyncAdvisorServer(LanguageServer):
         try:
             project = self.ensure_project()
             for path in dirty:
-                document = self._document(path)
-                if document is not None:
-                    project.open(path, document.source)
+                text = self._buffer(path)
+                # (a notebook's markdown cell edited: its code reads the same, its model
+                # stands)
+                if text is not None and not (path in self.notebooks and
+                                             project.buffers.get(path) == text):
+                    project.open(path, text)
             open_paths = [p for p in project.buffers if not project.excluded(p)]
             found = project.findings(open_paths) if open_paths else {}
         except ConfigError as exc:
@@ -218,7 +226,7 @@ class SyncAdvisorServer(LanguageServer):
             if everything or path in dirty or findings != self.findings.get(path):
                 changed = True
                 self.findings[path] = findings
-                self._publish(path)
+                self._publish(path, everything)
         if self.pulls() and changed:
             refresh = self.client_capabilities.workspace
             if refresh is not None and refresh.diagnostics is not None and \
@@ -230,6 +238,53 @@ class SyncAdvisorServer(LanguageServer):
         if path in self.dirty or self.scheduled:
             self._flush()
 
+    def _buffer(self, path: str) -> Optional[str]:
+        """The text to model of an open document: a file's, or a notebook's cells read
+        as one virtual module."""
+        state = self.notebooks.get(path)
+        if state is None:
+            document = self._document(path)
+            return document.source if document is not None else None
+        notebook = self.workspace.get_notebook_document(notebook_uri=state.uri)
+        if notebook is None:
+            return None
+        texts = {}
+        for cell in notebook.cells:
+            document = self.workspace.text_documents.get(unquote(cell.document))
+            if document is not None:
+                texts[cell.document] = (document.language_id or "", document.source)
+        return state.read(notebook, texts).virtual
+
+    def checks(self, uri: str) -> bool:
+        """Whether an open text document is checked: a Python file, or a file the client
+        says is Python whatever its name. (JupyterLab's LSP extension sends a notebook as
+        one Python document of its cells, named like the notebook: `.ipynb`.) A cell of
+        an open notebook is checked with its notebook, never alone."""
+        if self.notebook_of(uri) is not None:
+            return False
+        if (to_fs_path(uri) or "").endswith((".py", ".pyi")):
+            return True
+        document = self.workspace.text_documents.get(unquote(uri))
+        return document is not None and document.language_id == "python" and \
+            uri.startswith("file:")
+
+    def target(self, uri: str) -> Tuple[str, Optional[int]]:
+        """What a request about `uri` is about, its latest text analysed: (the file's
+        path, None), or (its notebook's path, the cell's number)."""
+        state = self.notebook_of(uri)
+        path = state.path if state is not None else self.path_of(uri)
+        self.flush_now(path)
+        return path, state.cell_of(uri) if state is not None else None
+
+    def notebook_of(self, uri: str) -> Optional[OpenNotebook]:
+        """The open notebook document with `uri`, or the one that has a cell with `uri`."""
+        notebook = self.workspace.get_notebook_document(notebook_uri=uri) or \
+            self.workspace.get_notebook_document(cell_uri=uri)
+        if notebook is None:
+            return None
+        return next((state for state in self.notebooks.values()
+                     if unquote(state.uri) == unquote(notebook.uri)), None)
+
     def _document(self, path: str):
         """The open document at `path`, or None. (pygls keeps documents by their URI
         decoded: `my%20proj` is `my proj` there.)"""
@@ -238,8 +293,12 @@ class SyncAdvisorServer(LanguageServer):
             return None
         return self.workspace.get_text_document(uri)
 
-    def _publish(self, path: str) -> None:
+    def _publish(self, path: str, everything: bool = False) -> None:
         if self.pulls():
+            return
+        state = self.notebooks.get(path)
+        if state is not None:
+            self._publish_cells(state, everything)
             return
         document = self._document(path)
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
@@ -247,47 +306,110 @@ class SyncAdvisorServer(LanguageServer):
             diagnostics=self.diagnostics(path),
             version=document.version if document is not None else None))
 
-    def diagnostics(self, path: str) -> List[lsp.Diagnostic]:
-        lines_of = self.reader()
-        return [self.diagnostic(f, lines_of) for f in self.findings.get(path, [])]
+    def _publish_cells(self, state: OpenNotebook, everything: bool = False) -> None:
+        """A notebook's diagnostics, on each cell's URI: those of the cells edited since
+        they were last published (an edit is answered, if only with nothing), and of
+        the others where they changed (cleared, where a cell was fixed or removed);
+        with `everything`, of each cell that has some."""
+        now = {uri: diagnostics for uri, diagnostics in self.cell_diagnostics(state).items()
+               if diagnostics}
+        for uri in sorted(now.keys() | state.shown.keys() | (state.edited & set(state.cells))):
+            diagnostics = now.get(uri, [])
+            if uri not in state.edited and not (everything and diagnostics) and \
+                    diagnostics == state.shown.get(uri, []):
+                continue
+            document = self.workspace.text_documents.get(unquote(uri))
+            self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
+                uri=uri, diagnostics=diagnostics,
+                version=document.version if document is not None else None))
+        state.shown, state.edited = now, set()
 
-    def diagnostic(self, finding: Finding,
-                   lines_of: Callable[[str], List[str]]) -> lsp.Diagnostic:
-        lines = lines_of(finding.path)
+    def cell_diagnostics(self, state: OpenNotebook) -> Dict[str, List[lsp.Diagnostic]]:
+        """A notebook's diagnostics by cell URI (every code cell, most with none)."""
+        where = self.reader()
+        out: Dict[str, List[lsp.Diagnostic]] = {
+            uri: [] for uri, source in zip(state.cells, state.sources) if source is not None}
+        for cell, pairs in state.by_cell(self.findings.get(state.path, [])).items():
+            place = state.place(cell)
+            if place is not None:
+                out[place[0]] = [self.diagnostic(placed, where) for _, placed in pairs]
+        return out
+
+    def cells_edit(self, state: OpenNotebook, virtual: str) -> Optional[lsp.WorkspaceEdit]:
+        """The edit of a notebook's cells that makes its virtual module `virtual`; None
+        where that cannot be put back into the cells as written (`--fix` refuses it too)."""
+        changes = state.cell_changes(virtual)
+        if not changes:
+            return None
+        return self.edit_documents({uri: self.whole_change(old, new)
+                                    for uri, (old, new) in changes.items()})
+
+    def diagnostics(self, path: str) -> List[lsp.Diagnostic]:
+        where = self.reader()
+        return [self.diagnostic(f, where) for f in self.findings.get(path, [])]
+
+    def diagnostic(self, finding: Finding, where: "Where") -> lsp.Diagnostic:
+        """`finding` for the client (a notebook's: placed in its cell already)."""
+        _, lines = where(finding.path, finding.cell)
         page = installed_page(finding.code)
         return lsp.Diagnostic(
             range=self.range(lines, finding.line, finding.column, finding.end_line,
                              finding.end_column),
-            message=finding.message,
+            message=self.relative(finding.message, finding.path),
             severity=_SEVERITY.get(finding.severity, lsp.DiagnosticSeverity.Warning),
             code=finding.code,
             code_description=lsp.CodeDescription(href=page.as_uri()) if page else None,
             source=SOURCE,
-            related_information=[self.related(r, lines_of(r.path))
+            related_information=[self.related(r, *where(r.path, r.cell), finding.path)
                                  for r in finding.related] or None)
 
-    def related(self, place, lines: Sequence[str]) -> lsp.DiagnosticRelatedInformation:
+    def relative(self, text: str, path: str) -> str:
+        """`text` (a message about the file `path`) with the workspace's files named as
+        `check` names them when run at the root of `path`'s workspace folder: relative to
+        it (`pkg/train.py:12`), not by the absolute paths the server works with. Files
+        outside every folder keep their absolute path. (Locations stay URIs: LSP wants
+        them so.)"""
+        if os.sep not in text:
+            return text
+        folders = sorted(map(os.path.abspath, self.folders()), key=len, reverse=True)
+        # (the innermost folder first: nested workspace folders name their own files)
+        root = next((f for f in folders if path.startswith(f.rstrip(os.sep) + os.sep)), None)
+        if root is None:
+            return text
+        for folder in folders:
+            prefix = folder.rstrip(os.sep) + os.sep
+            if prefix in text:
+                rel = os.path.relpath(folder, root)
+                text = text.replace(prefix, "" if rel == os.curdir else rel + os.sep)
+        return text
+
+    def related(self, place, uri: str, lines: Sequence[str],
+                about: str = "") -> lsp.DiagnosticRelatedInformation:
         column = place.column or 1
         end_line = place.end_line or place.line
         end_column = place.end_column or column
         return lsp.DiagnosticRelatedInformation(
-            location=lsp.Location(uri=self.uri_of(place.path),
+            location=lsp.Location(uri=uri,
                                   range=self.range(lines, place.line, column, end_line,
                                                    end_column)),
-            message=place.label)
+            message=self.relative(place.label, about or place.path))
 
     # --- positions --------------------------------------------------------------------
 
-    def reader(self) -> Callable[[str], List[str]]:
-        """`_lines`, each file read once: the places a file's findings name are often
-        in one other file, read from disk where no buffer holds it."""
-        read: Dict[str, List[str]] = {}
+    def reader(self) -> "Where":
+        """Where a place that a finding names is for the client, each file read once:
+        the URI and lines of its file (`_lines`), or of its notebook cell. The places a
+        file's findings name are often in one other file, read from disk where no
+        buffer holds it."""
+        read: Dict[Tuple[str, Optional[int]], Tuple[str, List[str]]] = {}
 
-        def lines_of(path: str) -> List[str]:
-            if path not in read:
-                read[path] = self._lines(path)
-            return read[path]
-        return lines_of
+        def where(path: str, cell: Optional[int] = None) -> Tuple[str, List[str]]:
+            if (path, cell) not in read:
+                state = self.notebooks.get(path)
+                place = state.place(cell) if state is not None and cell is not None else None
+                read[path, cell] = place or (self.uri_of(path), self._lines(path))
+            return read[path, cell]
+        return where
 
     def _lines(self, path: str) -> List[str]:
         """The file's lines as LSP and the findings count them (\n, \r\n, \r only)."""
@@ -308,12 +430,14 @@ class SyncAdvisorServer(LanguageServer):
                          end=self.position(lines, end_line, end_column))
 
     def text_edits(self, path: str, edits: Sequence[Edit]) -> List[lsp.TextEdit]:
-        lines = self._lines(path)
+        return self.edits_in(self._lines(path), edits)
+
+    def edits_in(self, lines: Sequence[str], edits: Sequence[Edit]) -> List[lsp.TextEdit]:
         return [lsp.TextEdit(range=self.range(lines, e.line, e.column, e.end_line,
                                               e.end_column), new_text=e.content)
                 for e in edits]
 
-    def whole_change(self, path: str, old: str, new: str) -> List[lsp.TextEdit]:
+    def whole_change(self, old: str, new: str) -> List[lsp.TextEdit]:
         """The smallest one edit from `old` to `new` (their common start and end kept)."""
         start = 0
         limit = min(len(old), len(new))
@@ -325,17 +449,26 @@ class SyncAdvisorServer(LanguageServer):
         starts = line_starts(old)
         line, column = position(starts, start)
         end_line, end_column = position(starts, len(old) - end)
-        return self.text_edits(path, [Edit(line, column + 1, end_line, end_column + 1,
-                                           new[start:len(new) - end])])
+        return self.edits_in(physical_lines(old), [Edit(line, column + 1, end_line,
+                                                        end_column + 1,
+                                                        new[start:len(new) - end])])
 
     def edit(self, path: str, edits: List[lsp.TextEdit]) -> lsp.WorkspaceEdit:
-        document = self._document(path)
-        uri = self.uri_of(path)
-        if document is not None and document.version is not None:
+        return self.edit_documents({self.uri_of(path): edits})
+
+    def edit_documents(self, edits: Dict[str, List[lsp.TextEdit]]) -> lsp.WorkspaceEdit:
+        """Edits of open documents (files, or a notebook's cells) by URI, each tied to the
+        version of the document they were made for where the client gave versions."""
+        versions = {}
+        for uri in edits:
+            document = self.workspace.text_documents.get(unquote(uri))
+            versions[uri] = document.version if document is not None else None
+        if all(version is not None for version in versions.values()):
             return lsp.WorkspaceEdit(document_changes=[lsp.TextDocumentEdit(
                 text_document=lsp.OptionalVersionedTextDocumentIdentifier(
-                    uri=uri, version=document.version), edits=edits)])
-        return lsp.WorkspaceEdit(changes={uri: edits})
+                    uri=uri, version=versions[uri]), edits=changes)
+                for uri, changes in edits.items()])
+        return lsp.WorkspaceEdit(changes=dict(edits))
 
 
 
@@ -358,15 +491,13 @@ def build(jobs: Optional[int] = None) -> SyncAdvisorServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: SyncAdvisorServer, params: lsp.DidOpenTextDocumentParams) -> None:
-        path = ls.path_of(params.text_document.uri)
-        if path.endswith((".py", ".pyi")):
-            ls.schedule(path)
+        if ls.checks(params.text_document.uri):
+            ls.schedule(ls.path_of(params.text_document.uri))
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: SyncAdvisorServer, params: lsp.DidChangeTextDocumentParams) -> None:
-        path = ls.path_of(params.text_document.uri)
-        if path.endswith((".py", ".pyi")):
-            ls.schedule(path)
+        if ls.checks(params.text_document.uri):
+            ls.schedule(ls.path_of(params.text_document.uri))
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: SyncAdvisorServer, params: lsp.DidSaveTextDocumentParams) -> None:
@@ -384,6 +515,53 @@ def build(jobs: Optional[int] = None) -> SyncAdvisorServer:
             ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
                 uri=params.text_document.uri, diagnostics=[]))
         ls.uris.pop(path, None)
+        if ls.findings:
+            ls.dirty.update(ls.findings)
+            ls._flush()
+
+    @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def notebook_open(ls: SyncAdvisorServer, params: lsp.DidOpenNotebookDocumentParams) -> None:
+        uri = params.notebook_document.uri
+        path = notebook_path(ls.path_of(uri))
+        ls.uris[path] = uri
+        ls.notebooks[path] = OpenNotebook(uri, path)
+        ls.schedule(path)
+
+    @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def notebook_change(ls: SyncAdvisorServer,
+                        params: lsp.DidChangeNotebookDocumentParams) -> None:
+        state = ls.notebook_of(params.notebook_document.uri)
+        if state is None:
+            return
+        cells = params.change.cells
+        if cells is not None:  # (pygls has applied the change to its copy already)
+            state.edited.update(t.document.uri for t in cells.text_content or ())
+            if cells.structure is not None:
+                state.edited.update(c.uri for c in cells.structure.did_open or ())
+        ls.schedule(state.path)
+
+    @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_SAVE)
+    def notebook_save(ls: SyncAdvisorServer, params: lsp.DidSaveNotebookDocumentParams) -> None:
+        """Nothing to do: the open notebook's cells are what counts, saved or not (the
+        file on disk counts again once it is closed)."""
+
+    @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def notebook_close(ls: SyncAdvisorServer,
+                       params: lsp.DidCloseNotebookDocumentParams) -> None:
+        state = next((s for s in ls.notebooks.values()
+                      if unquote(s.uri) == unquote(params.notebook_document.uri)), None)
+        if state is None:
+            return
+        del ls.notebooks[state.path]
+        ls.dirty.discard(state.path)
+        if ls.project is not None:
+            ls.project.close(state.path)
+        ls.findings.pop(state.path, None)
+        if not ls.pulls():
+            for uri in sorted(state.shown):
+                ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
+                    uri=uri, diagnostics=[]))
+        ls.uris.pop(state.path, None)
         if ls.findings:
             ls.dirty.update(ls.findings)
             ls._flush()
@@ -414,8 +592,13 @@ def build(jobs: Optional[int] = None) -> SyncAdvisorServer:
         identifier=SOURCE, inter_file_dependencies=True, workspace_diagnostics=False))
     def pull(ls: SyncAdvisorServer, params: lsp.DocumentDiagnosticParams
              ) -> lsp.DocumentDiagnosticReport:
+        state = ls.notebook_of(params.text_document.uri)
+        if state is not None:  # a notebook's cell
+            ls.flush_now(state.path)
+            return lsp.RelatedFullDocumentDiagnosticReport(
+                items=ls.cell_diagnostics(state).get(params.text_document.uri, []))
         path = ls.path_of(params.text_document.uri)
-        if not path.endswith((".py", ".pyi")):
+        if not ls.checks(params.text_document.uri):
             return lsp.RelatedFullDocumentDiagnosticReport(items=[])
         if path not in ls.findings and ls._document(path) is not None:
             ls.dirty.add(path)
@@ -427,13 +610,12 @@ def build(jobs: Optional[int] = None) -> SyncAdvisorServer:
                            FIX_ALL], resolve_provider=False))
     def code_action(ls: SyncAdvisorServer, params: lsp.CodeActionParams
                     ) -> List[lsp.CodeAction]:
-        path = ls.path_of(params.text_document.uri)
-        ls.flush_now(path)
+        path, cell = ls.target(params.text_document.uri)
         only = params.context.only
         actions: List[lsp.CodeAction] = []
         if only is None or any(k == lsp.CodeActionKind.QuickFix or
                                str(k).startswith("quickfix") for k in only):
-            actions.extend(_quick_fixes(ls, path, params.range))
+            actions.extend(_quick_fixes(ls, path, params.range, cell))
         if only is not None and any(
                 k in (lsp.CodeActionKind.SourceFixAll, lsp.CodeActionKind.Source, FIX_ALL)
                 or str(k) in ("source", "source.fixAll", FIX_ALL) for k in only):
@@ -444,10 +626,9 @@ def build(jobs: Optional[int] = None) -> SyncAdvisorServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
     def hover(ls: SyncAdvisorServer, params: lsp.HoverParams) -> Optional[lsp.Hover]:
-        path = ls.path_of(params.text_document.uri)
-        ls.flush_now(path)
-        lines = ls._lines(path)
-        for finding in ls.findings.get(path, []):
+        path, cell = ls.target(params.text_document.uri)
+        _, lines = ls.reader()(path, cell)
+        for _, finding in _findings_in(ls, path, cell):
             span = ls.range(lines, finding.line, finding.column, finding.end_line,
                             finding.end_column)
             if _inside(params.position, span):
@@ -474,31 +655,54 @@ def _overlaps(a: lsp.Range, b: lsp.Range) -> bool:
         (b.start.line, b.start.character) <= (a.end.line, a.end.character)
 
 
-def _quick_fixes(ls: SyncAdvisorServer, path: str, wanted: lsp.Range) -> List[lsp.CodeAction]:
+def _findings_in(ls: SyncAdvisorServer, path: str, cell: Optional[int]
+                 ) -> List[Tuple[Finding, Finding]]:
+    """The findings of a file, or of a notebook's cell: (as found, as the client sees it:
+    in its cell)."""
+    state = ls.notebooks.get(path)
+    if state is None:
+        return [(finding, finding) for finding in ls.findings.get(path, [])]
+    return state.by_cell(ls.findings.get(path, [])).get(cell or 0, [])
+
+
+def _quick_fixes(ls: SyncAdvisorServer, path: str, wanted: lsp.Range,
+                 cell: Optional[int] = None) -> List[lsp.CodeAction]:
     """A fix per finding under `wanted` that has one (the safe ones preferred), and a
-    `# noqa` for each."""
+    `# noqa` for each. In a notebook's cell, each is made on the virtual module and put
+    back into the cells it changes, as `--fix` does; where it cannot be (a line IPython
+    rewrote), it is not offered."""
     actions: List[lsp.CodeAction] = []
-    lines_of = ls.reader()
-    lines = lines_of(path)
-    text = "".join(lines)
-    for finding in ls.findings.get(path, []):
-        diagnostic = ls.diagnostic(finding, lines_of)
+    where = ls.reader()
+    state = ls.notebooks.get(path)
+    text = state.nb.virtual if state is not None and state.nb is not None else \
+        "".join(where(path, None)[1])
+
+    def change(new: str) -> Optional[lsp.WorkspaceEdit]:
+        if state is not None:
+            return ls.cells_edit(state, new)
+        return ls.edit(path, ls.whole_change(text, new))
+
+    for found, finding in _findings_in(ls, path, cell):
+        diagnostic = ls.diagnostic(finding, where)
         if not _overlaps(diagnostic.range, wanted):
             continue
         fix = finding.fix
         if fix is not None and fix.edits:
             safe = fix.applicability == SAFE
-            title = fix.message if safe else f"{fix.message} (unsafe: review it)"
-            actions.append(lsp.CodeAction(
-                title=f"{finding.code}: {title}", kind=lsp.CodeActionKind.QuickFix,
-                diagnostics=[diagnostic], is_preferred=safe,
-                edit=ls.edit(path, ls.text_edits(path, fix.edits))))
-        new, added, _ = add_noqa(text, [finding])
-        if added:
+            message = ls.relative(fix.message, path)
+            title = message if safe else f"{message} (unsafe: review it)"
+            edit = ls.edit(path, ls.text_edits(path, fix.edits)) if state is None else \
+                change(apply_fixes(text, [found], unsafe=True)[0])
+            if edit is not None:
+                actions.append(lsp.CodeAction(
+                    title=f"{finding.code}: {title}", kind=lsp.CodeActionKind.QuickFix,
+                    diagnostics=[diagnostic], is_preferred=safe, edit=edit))
+        new, added, _ = add_noqa(text, [found])
+        edit = change(new) if added else None
+        if edit is not None:
             actions.append(lsp.CodeAction(
                 title=f"{finding.code}: add `# noqa: {finding.code}`",
-                kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic],
-                edit=ls.edit(path, ls.whole_change(path, text, new))))
+                kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic], edit=edit))
     return actions
 
 
@@ -509,8 +713,12 @@ def _fix_all(ls: SyncAdvisorServer, path: str) -> Optional[lsp.CodeAction]:
     fixed = project.fixed(path) if project is not None else None
     if text is None or fixed is None:
         return None
-    return lsp.CodeAction(title="syncadvisor: fix all safe fixes", kind=FIX_ALL,
-                          edit=ls.edit(path, ls.whole_change(path, text, fixed)))
+    state = ls.notebooks.get(path)
+    edit = ls.edit(path, ls.whole_change(text, fixed)) if state is None else \
+        ls.cells_edit(state, fixed)
+    if edit is None:
+        return None
+    return lsp.CodeAction(title="syncadvisor: fix all safe fixes", kind=FIX_ALL, edit=edit)
 
 
 def main(jobs: Optional[int] = None) -> int:

@@ -15,7 +15,7 @@ UNKNOWN_MEMBER = ("import tensorflow as tf\n"
                   "v = tf.Variable(1., synchronization=tf.VariableSynchronization.DEFAULT)\n")
 KERAS_LAYER = (  # TFS004 where tf.keras is Keras 3 (TF 2.16 on), nothing under 2.15
     "import tensorflow as tf\nclass L(tf.keras.layers.Layer):\n    def build(self, s):\n"
-    "        self.w = self.add_weight('w', (), "
+    "        self.w = self.add_weight(shape=(), "
     "synchronization=tf.VariableSynchronization.AUTO)\n")
 
 
@@ -203,6 +203,12 @@ def test_config_key_value_sets_one_key_over_every_files_config(tmp_path, capsys)
     (["selct = ['TFS']"], "--config: unknown key `selct`"),
     (["keras = '4'"], "--config `keras` must be one of"),
     (["select = "], "--config: select = : not a TOML `key = value`"),
+    # The usual slip (the shell's quotes are gone before TOML reads it): the error shows
+    # the quoting that works.
+    (["assume-strategy = mirrored"],
+     "quote a string inside the shell's quotes: --config \"assume-strategy = 'mirrored'\""),
+    (["keras=auto"], "--config \"keras = 'auto'\""),
+    (["select = [TFS1]"], "--config \"select = ['TFS1']\""),
     (["nope.toml"], "--config: nope.toml: no such file"),
     (["ci.toml", "ci.toml"], "one config file at most"),
 ])
@@ -279,3 +285,37 @@ def test_fixes_follow_each_files_settings(tmp_path, capsys):
     assert code == 0
     assert (tmp_path / "a" / "x.py").read_text() == UNKNOWN_MEMBER
     assert (tmp_path / "b" / "y.py").read_text() == UNKNOWN_MEMBER.replace("DEFAULT", "AUTO")
+
+
+def test_the_usage_line_shows_no_key_value_form_that_is_not_toml(capsys):
+    """`[--config FILE | KEY=VALUE]` invited `--config assume-strategy=mirrored`; the help
+    shows the quoting that works instead."""
+    with pytest.raises(SystemExit):
+        main(["check", "--help"])
+    out = capsys.readouterr().out
+    assert "KEY=VALUE" not in out and "[--config CONFIG_OPTION]" in out
+    assert "--config \"assume-strategy = 'mirrored'\"" in " ".join(out.split())
+
+
+def test_show_settings_names_the_true_source_of_the_target_keys(tmp_path, capsys):
+    """`keras = "auto"` in a file sets nothing (tf.keras still follows the target), and a
+    key --config sets is set by --config, not by the config file beside it."""
+    project = '[project]\nname = "x"\ndependencies = ["tensorflow>=2.13,<2.16"]\n'
+    write(tmp_path, {"pyproject.toml": project + '[tool.syncadvisor]\nkeras = "auto"\n',
+                     "x.py": UNKNOWN_MEMBER})
+    declared = "from pyproject.toml: tensorflow>=2.13,<2.16"
+
+    def target(*options):
+        code, out, _ = _show(capsys, tmp_path, "--show-settings", *options, "x.py")
+        assert code == 0
+        return out.splitlines()[2]
+
+    assert target() == f"Target: TensorFlow 2.15, tf.keras Keras 2, keras Keras 2 ({declared})"
+    assert target("--config", "keras = '3'") == (
+        f"Target: TensorFlow 2.15, tf.keras Keras 3, keras Keras 2 (keras set by --config; "
+        f"{declared})")
+    (tmp_path / "pyproject.toml").write_text(
+        project + '[tool.syncadvisor]\nkeras = "3"\ntarget-tensorflow = "2.14"\n')
+    assert target("--config", "keras = '2'") == (
+        "Target: TensorFlow 2.14, tf.keras Keras 2, keras Keras 2 (target-tensorflow set by "
+        f"pyproject.toml; keras set by --config; {declared})")

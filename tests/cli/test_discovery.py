@@ -57,7 +57,8 @@ def test_a_nested_gitignore_speaks_for_its_own_folder(tmp_path):
 DEFAULT_EXCLUDED = [".ipynb_checkpoints/nb-checkpoint.ipynb", "build/lib/pkg/a.py", "dist/b.py",
                     ".venv/lib/python3.11/site-packages/pkg/c.py", "site-packages/d.py",
                     "__pypackages__/3.11/lib/e.py", "env/lib/f.py", ".tox/py311/g.py",
-                    "node_modules/h.py", ".git/hooks/i.py"]
+                    "node_modules/h.py", ".git/hooks/i.py",
+                    ".virtual_documents/nb.ipynb"]
 
 
 def test_default_excludes_leave_out_what_is_not_the_projects_source(tmp_path):

@@ -449,10 +449,26 @@ def test_unreadable_file_is_a_finding_and_the_rest_is_checked(tmp_path, capsys, 
     assert (tmp_path / "secret.py").read_text() == BAD
 
 
-def test_missing_paths_are_exit_2_naming_them(tmp_path, capsys):
+def test_missing_paths_are_tfs900_findings_and_the_rest_is_checked(tmp_path, capsys):
+    """As ruff's E902: a path that is not there is a finding (exit 1), not bad usage."""
     (tmp_path / "bad.py").write_text(BAD)
-    code, out, err = run(["check", "--no-cache", "bad.py", "gone/", "also_gone.py"], capsys)
-    assert code == 2 and "gone" in err and out == ""
+    code, out, err = run(["check", "--no-cache", "--output-format", "concise", "bad.py",
+                          "gone/", "also_gone.py"], capsys)
+    assert code == 1 and err == ""
+    assert lines_for(out, "gone") == ["gone:1:1: TFS900 error: no such file or directory"]
+    assert lines_for(out, "also_gone.py") == \
+        ["also_gone.py:1:1: TFS900 error: no such file or directory"]
+    assert lines_for(out, "bad.py")
+    code, out, err = run(["check", "--no-cache", "--output-format", "json", "gone.py"], capsys)
+    [finding] = json.loads(out)
+    assert code == 1 and "no Python files" not in err
+    assert (finding["path"], finding["code"], finding["line"], finding["column"]) == \
+        ("gone.py", "TFS900", 1, 1)
+    assert run(["check", "--no-cache", "--exit-zero", "gone.py"], capsys)[0] == 0
+    # --fix fixes what is there and reports what is not.
+    code, out, _ = run(["check", "--no-cache", "--fix", "bad.py", "gone.py"], capsys)
+    assert code == 1 and (tmp_path / "bad.py").read_text() == BAD_FIXED
+    assert "gone.py:1:1: TFS900" in out
     code, _, err = run(["check", "--no-cache", "--config", "nope.toml", "bad.py"], capsys)
     assert code == 2 and "nope.toml" in err
     code, _, err = run(["check", "--no-cache", "--config", str(tmp_path), "bad.py"], capsys)

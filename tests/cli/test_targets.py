@@ -9,7 +9,7 @@ import pytest
 
 from syncadvisor import api
 from syncadvisor.cli import main
-from syncadvisor.config import Configuration, Settings
+from syncadvisor.config import Configuration, Settings, settings_from_table
 from syncadvisor.flake8_plugin import SyncAdvisorChecker
 from syncadvisor.model import tfapi
 from syncadvisor.targets import (NO_PROJECT, Projects, newest, parse_requirement,
@@ -124,6 +124,40 @@ def test_each_declaration_source_is_read(tmp_path, files, tensorflow, keras):
     target = target_of(tmp_path, {**files, "pkg/m.py": ""})
     assert (target.tensorflow, target.keras) == (tensorflow, keras)
     assert target.files == tuple(str(tmp_path / name) for name in sorted(files))
+
+
+@pytest.mark.parametrize("requirements, settled", [
+    ("tensorflow\n", False),  # pip may install any TensorFlow: the newest is a guess
+    ("tensorflow>=2.10\n", False),
+    ("tensorflow>=2.10,<2.17\n", False),
+    ("tensorflow>=2.16\n", True),  # tf.keras is Keras 3 whatever pip picks
+    ("tensorflow<2.16\n", True),
+    ("tensorflow==2.15.*\n", True),
+    ("tensorflow\nkeras>=3\n", True),  # TensorFlow before 2.16 requires keras 2
+    ("tensorflow\nkeras<3\n", True),
+    ("tensorflow\nkeras>=2.10\n", False),  # a keras range open across majors settles nothing
+    ("tensorflow<2.10\ntensorflow>=2.16\n", False),  # contradicting files: no release meets both
+    ("numpy\n", False),  # nothing declared about TensorFlow or Keras
+])
+def test_the_declarations_settle_the_keras_major_only_where_every_release_agrees(
+        tmp_path, requirements, settled):
+    target = target_of(tmp_path, {"requirements.txt": requirements, "pkg/m.py": ""})
+    assert target.keras_settled is settled
+    settings = Configuration().for_path(str(tmp_path / "pkg" / "m.py"))
+    assumption = settings.keras_assumption(tfapi.KERAS3)
+    assert (assumption is None) is settled
+    if not settled:
+        declared = "does not pin it" if "tensorflow" in requirements else \
+            "declares no TensorFlow version"
+        assert assumption == f"if this runs on Keras 3 (TensorFlow >= 2.16; the project {declared})"
+
+
+def test_a_config_that_names_the_target_settles_the_keras_major(tmp_path):
+    write(tmp_path, {"requirements.txt": "tensorflow\n", "pkg/m.py": ""})
+    for table in ({"target-tensorflow": "2.21"}, {"keras": "3"}):
+        settings = settings_from_table(table, str(tmp_path), "test")
+        assert settings.for_path(str(tmp_path / "pkg" / "m.py")).keras_assumption(
+            tfapi.KERAS3) is None
 
 
 @pytest.mark.parametrize("files", [

@@ -215,6 +215,8 @@ def test_a_safe_fix_that_would_bring_a_finding_is_not_applied_and_said(tmp_path,
     stderr; the other fix of the file (DEFAULT -> AUTO) is kept."""
     target = tmp_path / "layer.py"
     target.write_text(KERAS3_MEAN)
+    # (a project that settles Keras 3: where it is a guess, TFS003's fix is unsafe)
+    (tmp_path / "requirements.txt").write_text("tensorflow>=2.16\n")
     code, out, err = _cli(["check", "--no-cache", "--fix", str(target)], capsys)
     assert target.read_text() == KERAS3_MEAN.replace("DEFAULT", "AUTO")
     assert code == 1 and "TFS003" in out and "TFS104" not in out

@@ -967,7 +967,8 @@ def _hypothesis_batch(strategy, report: Report, kind: str, seed: int, examples: 
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     allow_abbrev=False)
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--out", default="fuzz-failures", help="folder for failing inputs")
     parser.add_argument("--seed", type=int, default=1)

@@ -173,6 +173,31 @@ def test_a_parameter_is_settled_from_every_reference_to_its_function(more, settl
     assert (update.depends is not None) is settled
 
 
+_RUN = """\
+import tensorflow as tf
+def _step(x, factor, rate=1.0):
+    v.assign(factor * rate)
+def train(batch, options):
+    strategy.run(_step, {passed})
+"""
+
+
+@pytest.mark.parametrize("passed, settled", [
+    ("args=(batch, 0.5)", True),  # bound as `_step(batch, 0.5)` is
+    ("(batch, 0.5), {'rate': 2.0}", True),  # by position, and `kwargs` by name
+    ("args=(batch, 0.5), kwargs={'rate': 2.0}", True),
+    ("args=(batch, batch)", False),  # the replica's data
+    ("args=(batch, 0.5), kwargs={'rate': batch}", False),
+    ("args=options", False),  # what `args` holds is not seen
+    ("args=(batch, 0.5), kwargs=options", False),
+])
+def test_a_strategy_runs_arguments_bind_to_its_functions_parameters(passed, settled):
+    """`strategy.run(fn, args=..., kwargs=...)` calls `fn(*args, **kwargs)`: a parameter is
+    settled from it as from a direct call."""
+    [update] = _model(_RUN.format(passed=passed)).updates
+    assert (update.depends is not None) is settled
+
+
 @pytest.mark.parametrize("word, text", [
     ("step", "step(1)\n_step(step2) + astep + step"),
     ("t\u00e9", "t\u00e9(1) + t\u00e9t\u00e9 + \u00e9t\u00e9 + t\u00e9_"),  # letters past ASCII: \w

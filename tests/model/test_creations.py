@@ -204,6 +204,29 @@ def test_star_imports_and_exports_are_modelled():
     assert model.exports["tf"] == "tensorflow"
 
 
+def test_a_package_init_exports_what_it_imports_from_its_submodules():
+    """`from .layers import Dense` in `pkg/__init__.py` re-exports `pkg.layers.Dense`; a
+    class the `__init__` defines itself is its own, not an export."""
+    import ast
+
+    from syncadvisor.model.builder import build_model
+
+    text = "from .layers import Dense\nfrom . import layers as L\nclass Own:\n    pass\n"
+    model = build_model(ast.parse(text), "pkg/__init__.py", "pkg", tfapi.prefix_rewrites(True),
+                        text)
+    assert model.exports == {"Dense": "pkg.layers.Dense", "L": "pkg.layers"}
+
+
+def test_a_base_reached_through_a_package_reexport_is_the_class_it_reexports(tmp_path):
+    linked = _link(tmp_path, {
+        "pkg/__init__.py": "from .base import Base\n",
+        "pkg/base.py": "import tf_keras\nclass Base(tf_keras.layers.Layer):\n    pass\n",
+        "pkg/use.py": "import pkg\nclass Acc(pkg.Base):\n"
+                      "    def build(self, s):\n        self.t = self.add_weight('t', ())\n",
+    })
+    assert [s.api for s in linked["use.py"].sites] == [tfapi.KERAS2_LAYER_ADD_WEIGHT]
+
+
 def test_the_rules_see_layers_derived_through_a_shim(tmp_path):
     """End to end: the whole run follows the shim (flake8, one file at a time, cannot: a
     file importing only the shim has no Keras base it can see)."""

@@ -40,6 +40,20 @@ def _reads(source: str):
     ("def f(x):\n    v.assign(ctx.replica_id_in_sync_group)", None),
     ("def f(x):\n    v.assign(tf.cast(1.0, x.dtype))", ["tf"]),  # alike everywhere
     ("def f(x):\n    v.assign(tf.cast(x.shape[0], tf.float32))", None),  # uneven batches
+    # past axis 0, a shape is the global batch's on every replica (a padded length)
+    ("def f(x):\n    v.assign(tf.cast(x.shape[1], tf.float32))", ["tf"]),
+    ("def f(x):\n    v.assign(table(tf.shape(x)[1]))", ["table"]),
+    ("def f(x):\n    v.assign(table(tf.shape(x)[0]))", None),
+    ("def f(x):\n    v.assign(table(tf.shape(x)[-1]))", None),  # the last: axis 0 at rank 1
+    ("def f(x):\n    v.assign(tf.reduce_prod(tf.shape(x)[1:]))", ["tf"]),
+    ("def f(x):\n    v.assign(tf.reduce_prod(tf.shape(x)[:2]))", None),
+    ("def f(x):\n    b, n = shape_list(x)\n    v.assign(table(n))", ["table"]),
+    ("def f(x):\n    b, n = shape_list(x)\n    v.assign(table(b))", None),
+    ("def f(x):\n    s = tf.shape(x)\n    v.assign(table(s[2]))", ["table"]),
+    ("def f(x, s):\n    v.assign(table(s[2]))", None),  # a parameter: not known a shape
+    ("def f(x):\n    v.assign(table(x.shape.as_list()[1]))", ["table"]),
+    ("def f(x):\n    v.assign(table(keras.ops.shape(x)[1]))", ["table"]),
+    ("def f(x):\n    v.assign(table(x[1]))", None),  # an element, not a size
     ("def f(x, vs):\n    g = ctx.all_reduce('sum', x)\n    for acc, y in zip(vs, g):\n"
      "        v.assign(y)", []),  # each element from its own iterable
     ("def f(x, vs):\n    for acc, y in zip(vs, x):\n        v.assign(y)", None),
@@ -67,6 +81,16 @@ def _reads(source: str):
     # a closure: the enclosing function's parameters are what its replica was handed too
     ("def outer(x):\n    def inner():\n        v.assign(x)\n    inner()", None),
     ("def outer():\n    y = 3.\n    def inner():\n        v.assign(y)\n    inner()", []),
+    # ... unless it hands the inner one out: bound before that runs, once for all replicas
+    ("def make(opts):\n    def step(x):\n        v.assign(opts.lr if opts.warm else 0.)\n"
+     "    return step", ["opts"]),
+    ("def make(opts):\n    def step(x):\n        v.assign(opts.lr)\n"
+     "    return tf.function(step)", ["opts"]),
+    ("def make(opts):\n    def step(x):\n        v.assign(opts.lr)\n"
+     "    def train(b):\n        return strategy.run(step, args=(b,))\n    return train",
+     ["opts"]),
+    ("def make(opts):\n    def step(x):\n        v.assign(opts.lr)\n"
+     "    return tf.cond(c, step, step)", None),  # run in `make`, as `make` runs
     ("def f(x):\n    global g\n    g = x\n    v.assign(g)", ["g"]),  # decided by linking
     ("def f(x):\n    try:\n        pass\n    except E as e:\n        v.assign(e)", None),
     ("def f(x):\n    a, b = x\n    v.assign(a)", None),

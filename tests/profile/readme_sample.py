@@ -73,7 +73,7 @@ def write() -> None:
 
 
 def main(argv: List[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.profile.readme_sample")
+    parser = argparse.ArgumentParser(prog="python -m tests.profile.readme_sample", allow_abbrev=False)
     parser.add_argument("--write", action="store_true")
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args(argv)

@@ -66,3 +66,31 @@ def test_a_lambda_given_to_a_higher_order_call_is_named_by_it():
     """)
     (finding,) = [f for f in check_source(source) if f.code == "TFS201"]
     assert "reached from `step` through `tf.cond` at line 6)" in finding.message
+
+
+# A claim about one of the contexts a function's calls give it names that call: the
+# error is true on that path, not on every one.
+TWO_SCOPES = textwrap.dedent("""\
+    import tensorflow as tf
+    def build():
+        return tf.Variable(0, synchronization=tf.VariableSynchronization.NONE)
+    mirrored = tf.distribute.MirroredStrategy()
+    single = tf.distribute.OneDeviceStrategy("/cpu:0")
+    with single.scope():
+        a = build()
+    with mirrored.scope():
+        b = build()
+""")
+
+
+def test_an_error_on_one_callers_path_names_that_call():
+    (finding,) = [f for f in check_source(TWO_SCOPES) if f.code == "TFS101"]
+    assert finding.severity == "error"
+    assert finding.message.endswith("when `build(...)` at line 9 runs it")
+    assert any(r.line == 9 and r.label == "`build(...)`" for r in finding.related)
+
+
+def test_one_context_names_no_call():
+    source = TWO_SCOPES.replace("with single.scope():\n    a = build()\n", "")
+    (finding,) = [f for f in check_source(source) if f.code == "TFS101"]
+    assert "runs it" not in finding.message

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -210,6 +211,12 @@ async def test_a_finding_from_another_module_appears_when_its_buffer_changes(cli
     places = {(Path(r.location.uri).name, r.location.range.start.line)
               for r in diagnostic.related_information}
     assert ("train.py", 11) in places  # the strategy.run line, in the other buffer
+    # The message names the other file as `check` does from the workspace's root,
+    # relative; the related locations stay URIs.
+    assert os.path.join("pkg", "train.py") + ":12" in diagnostic.message, diagnostic.message
+    assert str(client.root) not in diagnostic.message
+    assert all(str(client.root) not in r.message for r in diagnostic.related_information)
+    assert all(r.location.uri.startswith("file://") for r in diagnostic.related_information)
     _change(client, train, 3, TRAIN)
     assert await _diagnostics(client, model, lambda d: not d) == []
 

@@ -234,3 +234,68 @@ def test_neovim_applies_the_noqa_action_and_the_finding_goes(nvim, tmp_path):
     assert lines[1].endswith("# noqa: TFS001")
     assert "VariableSynchronization.DEFAULT" in lines[1]  # the code itself untouched
     assert record["after"] == []
+
+
+# --- README.md's snippets, as written -------------------------------------------------------
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+PROBE = r"""
+local ok = vim.wait(tonumber(vim.env.SYNCADVISOR_WAIT_MS), function()
+  return #vim.diagnostic.get(0) > 0
+end, 50)
+local record = { ok = ok, diagnostics = {}, clients = {} }
+for _, d in ipairs(vim.diagnostic.get(0)) do
+  table.insert(record.diagnostics, { code = d.code, lnum = d.lnum })
+end
+for _, c in pairs(vim.lsp.get_active_clients()) do
+  table.insert(record.clients, { name = c.name, root = c.config.root_dir })
+end
+vim.fn.writefile({ vim.fn.json_encode(record) }, vim.env.SYNCADVISOR_OUT)
+vim.cmd("qa!")
+"""
+
+
+def _readme_lua(marker: str) -> str:
+    blocks = re.findall(r"^ *```lua\n(.*?)^ *```$", README.read_text(encoding="utf-8"),
+                        re.M | re.S)
+    [block] = [b for b in blocks if marker in b]
+    return textwrap.dedent(block)
+
+
+@pytest.mark.parametrize("needs, marker", [((0, 7), "vim.lsp.start_client("),
+                                           ((0, 8), "vim.lsp.start({")])
+def test_the_readmes_snippet_works_as_written(nvim, tmp_path, needs, marker):
+    """The README's `init.lua` for this Neovim, unchanged, with `syncadvisor` on PATH: a
+    Python file opened in a subfolder of a project gets its diagnostic, from a server whose
+    root is the project's (the folder of its pyproject.toml)."""
+    if _nvim_version(nvim) < needs:
+        pytest.skip(f"the snippet is for Neovim {needs[0]}.{needs[1]} and newer")
+    bin_dir, project = tmp_path / "bin", tmp_path / "project"
+    bin_dir.mkdir()
+    (project / "pkg").mkdir(parents=True)
+    (project / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    (project / "pkg" / "snippet.py").write_text(SNIPPET)
+    command = bin_dir / "syncadvisor"
+    command.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m syncadvisor "$@"\n')
+    command.chmod(0o755)
+    (tmp_path / "init.lua").write_text(_readme_lua(marker))
+    (tmp_path / "probe.lua").write_text(PROBE)
+    out = tmp_path / "out.json"
+    python_path = os.pathsep.join(p for p in (PACKAGE_ROOT, os.environ.get("PYTHONPATH")) if p)
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+               PYTHONPATH=python_path, SYNCADVISOR_OUT=str(out),
+               SYNCADVISOR_WAIT_MS=str(WAIT_MS))
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        env[name] = str(tmp_path / name.lower())
+    done = subprocess.run(
+        [nvim, "--headless", "-u", str(tmp_path / "init.lua"), "-i", "NONE", "-n",
+         "-c", f"luafile {tmp_path / 'probe.lua'}", "pkg/snippet.py"],
+        cwd=project, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+        timeout=NVIM_TIMEOUT_S)
+    context = f"nvim exited {done.returncode}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+    assert out.exists(), context
+    record = json.loads(out.read_text())
+    assert record["ok"], (record, context)
+    assert [(d["code"], d["lnum"]) for d in record["diagnostics"]] == [("TFS001", 1)]
+    assert [(c["name"], os.path.realpath(c["root"])) for c in record["clients"]] == \
+        [("syncadvisor", os.path.realpath(project))]

@@ -118,7 +118,7 @@ def build(folder: Path) -> Dict[str, object]:
 
 
 def main(argv: List[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--out", type=Path, default=CORPUS)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:

@@ -33,18 +33,24 @@ def block_facts(w: Walk, node: ast.With
 
 
 def _block_of(w: Walk, node: ast.stmt) -> Tuple[List[ast.stmt], int]:
-    """The statement list `node` is in, and its index there (found once per module)."""
-    blocks = w.blocks
-    if blocks is None:
-        blocks = {}
-        for parent in ast.walk(w.tree) if w.tree is not None else ():
-            for name in _BLOCK_FIELDS:
-                statements = getattr(parent, name, None)
-                if isinstance(statements, list):
-                    for i, statement in enumerate(statements):
-                        blocks[id(statement)] = (statements, i)
-        w.blocks = blocks
-    return blocks.get(id(node), ([], 0))
+    """The statement list `node` is in, and its index there: searched through the
+    statements of the function it is in (or the module), not their expressions."""
+    start = w.fn.node if w.fn.node is not None else w.tree
+    stack = [start] if start is not None else []
+    while stack:
+        parent = stack.pop()
+        for name in _BLOCK_FIELDS:
+            statements = getattr(parent, name, None)
+            if not isinstance(statements, list):
+                continue
+            for i, statement in enumerate(statements):
+                if statement is node:
+                    return statements, i
+                if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    stack.append(statement)  # (a class body runs where it is)
+        for case in getattr(parent, "cases", ()):
+            stack.append(case)
+    return [], 0
 
 
 def _names(node: ast.AST) -> Tuple[Set[str], Set[str]]:

@@ -158,6 +158,10 @@ def finish(w: Walk) -> FileModel:
         w.model.creator_effects[function_id] = creators.resolved(ops, member_of)
     for info, refs in w.pending_bases:
         info.bases = tuple(q for q in (resolve(r) for r in refs) if q)
+    for function, param, ref in w.pending_annotations:
+        annotation = resolve(ref)
+        if annotation:
+            function.annotations[param] = annotation
     if w.handovers:  # (once names and bases are resolved; adds some to resolve)
         resolved, named = len(w.pending_bounds), len(w.pending_names)
         finish_handovers(w)
@@ -175,8 +179,9 @@ def finish(w: Walk) -> FileModel:
     for name, entries in w.module_scope.bindings.items():
         bounds = w.model.globals[name] = [resolved_bound(w, b) for b in entries]
         first = bounds[0]
-        if first.kind == BOUND_QNAME and first.qname \
-                and not first.qname.startswith(own):  # (its own classes and functions)
+        # Not its own classes and functions (bound to their own qualified name); a package
+        # `__init__`'s import from a submodule (`from .layers import Dense`) is an export.
+        if first.kind == BOUND_QNAME and first.qname and first.qname != own + name:
             w.model.exports[name] = w.resolver.canonical(first.qname)
     w.model.keras_families = tuple(sorted(w.keras_imports))
     return w.model

@@ -8,6 +8,7 @@ import ast
 from bisect import bisect_left, bisect_right
 from typing import Dict, List, Optional, Set, Tuple
 
+from .. import tfapi
 from ..facts import SOURCE_INPUT, Bound, Source
 from ..invariance import Invariance
 from .syntax import FIELDS, NAME, node_fields, word_positions
@@ -123,6 +124,41 @@ def invariant_at(w: Walk, value: ast.AST, site: tuple
     return ok, bounds + more if ok else [], source
 
 
+def entry_call(node: ast.Call, name: str) -> Optional[ast.Call]:
+    """`strategy.run(name, args=(x, 0.5), kwargs={"k": v})` as the call it makes,
+    `name(x, 0.5, k=v)`: its arguments bind to the parameters as a direct call's do. An
+    `args` that is no tuple or list literal is passed on starred, a `kwargs` that is no
+    dict of string keys as `**` (no parameter is then settled from it). None for any
+    other call (and for the entries whose function TensorFlow hands values first:
+    `merge_call`, `extended.update`)."""
+    func = node.func
+    if not isinstance(func, ast.Attribute) or func.attr not in tfapi.ENTRY_ARGUMENTS \
+            or not node.args:
+        return None
+    args_at, kwargs_at, before = tfapi.ENTRY_ARGUMENTS[func.attr]
+    first = node.args[0]
+    if before or tfapi.CROSS_REPLICA_FN_METHODS.get(func.attr, 0) or \
+            (first.id if isinstance(first, ast.Name) else getattr(first, "attr", None)) != name:
+        return None
+    args = node.args[args_at] if len(node.args) > args_at else \
+        next((k.value for k in node.keywords if k.arg == "args"), None)
+    kwargs = node.args[kwargs_at] if len(node.args) > kwargs_at else \
+        next((k.value for k in node.keywords if k.arg == "kwargs"), None)
+    passed: List[ast.expr] = []
+    if isinstance(args, (ast.Tuple, ast.List)):
+        passed = list(args.elts)
+    elif args is not None and not (isinstance(args, ast.Constant) and args.value is None):
+        passed = [ast.Starred(args, ast.Load())]
+    keywords: List[ast.keyword] = []
+    names = [k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else None
+             for k in kwargs.keys] if isinstance(kwargs, ast.Dict) else []
+    if isinstance(kwargs, ast.Dict) and None not in names:
+        keywords = [ast.keyword(k, v) for k, v in zip(names, kwargs.values)]
+    elif kwargs is not None and not (isinstance(kwargs, ast.Constant) and kwargs.value is None):
+        keywords = [ast.keyword(None, kwargs)]
+    return ast.copy_location(ast.Call(first, passed, keywords), node)
+
+
 def references_of(w: Walk, name: str):
     """The calls of `name` in the file (`f(...)`, `x.f(...)`) with the functions around
     each, innermost first (None for a comprehension: names the walk does not follow);
@@ -167,6 +203,11 @@ def references_of(w: Walk, name: str):
                     == name:
                 callees.add(id(func))
                 calls.append((node, site))  # type: ignore[arg-type]
+            else:
+                entry = entry_call(node, name)  # type: ignore[arg-type]
+                if entry is not None:
+                    callees.add(id(entry.func))
+                    calls.append((entry, site))
         elif kind is NAME:
             if node.id == name and id(node) not in callees:  # type: ignore
                 other = True

@@ -79,6 +79,7 @@ class Walk:
         self.pending_creations: List[Tuple[CreationCall, Optional[PendingRef]]] = []
         self.pending_enum_refs: List[Tuple[PendingRef, str, Span, Span, str]] = []
         self.pending_bases: List[Tuple[ClassInfo, List[PendingRef]]] = []
+        self.pending_annotations: List[Tuple[FunctionInfo, str, PendingRef]] = []
         self.keras_imports: set = set()
         # Local names that may stand for a variable-creating callable (`Variable as V`).
         self.creation_aliases: set = set()
@@ -144,9 +145,7 @@ class Walk:
         # id(binding) -> the literal it binds (`STRATEGY = "one"`: builder/constants.py),
         # and the names a `global`/`nonlocal` statement lets other code rebind.
         self.literals: Dict[int, object] = {}
-        # id(statement) -> its block and index there, and the source's lines, once a
-        # `with X.scope():` asks (builder/blocks.py)
-        self.blocks: Optional[Dict[int, Tuple[List[ast.stmt], int]]] = None
+        # The source's lines, once a `with X.scope():` asks (builder/blocks.py).
         self.lines: Optional[List[str]] = None
         self.rebindable: Set[str] = set()
         first = NEWLINE.search(text)

@@ -4,6 +4,7 @@ scopes and branches as it meets them (the handlers in `HANDLERS`).
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .. import tfapi
@@ -54,12 +55,18 @@ def visit_all(w: Walk, nodes: Sequence[Optional[ast.AST]]) -> None:
             visit(w, node)
 
 
+# `global a, b` / `nonlocal a` statements: at a line's start or after a `;`.
+REBINDING = re.compile(r"(?:^|;)[ \t]*(?:global|nonlocal)[ \t]+(\w+(?:[ \t]*,[ \t]*\w+)*)",
+                       re.MULTILINE)
+
+
 def on_module(w: Walk, node: ast.Module) -> None:
     w.tree = node
     if "global" in w.text or "nonlocal" in w.text:
-        w.rebindable = {name for statement in ast.walk(node)
-                        if isinstance(statement, (ast.Global, ast.Nonlocal))
-                        for name in statement.names}
+        # (read off the text: a walk of every node costs more than the rest of the
+        # module's walk; a line of a string that looks like one only adds names)
+        w.rebindable = {name.strip() for found in REBINDING.finditer(w.text)
+                        for name in found.group(1).split(",")}
     for statement in node.body:
         if not is_preamble(statement):
             w.import_before = w.span(statement)
@@ -170,6 +177,11 @@ def on_function(w: Walk, node) -> None:
         w.fn.info.static = static
     visit_all(w, node.decorator_list)
     walk_parameters(w, node.args)
+    if w.fn.info is not None:
+        for arg in node.args.posonlyargs + node.args.args + node.args.kwonlyargs:
+            parts = dotted_parts(arg.annotation) if arg.annotation is not None else None
+            if parts:
+                w.pending_annotations.append((w.fn.info, arg.arg, w.ref(parts)))
     if node.returns is not None:
         visit(w, node.returns)
     visit_all(w, node.body)
