@@ -399,3 +399,24 @@ def test_the_recursion_limit_is_restored():
     limit = sys.getrecursionlimit()
     Checked(_call_chain(2 * db_module.MAX_OPEN))
     assert sys.getrecursionlimit() == limit
+
+
+def _two_ways(n: int) -> Dict[str, str]:
+    """A helper called from n places, every other one inside a strategy's scope."""
+    out = [HEAD, "def helper(x):\n    return tf.Variable(x)\n"]
+    out += ["with strategy.scope():\n    helper(1.0)\n" if i % 2 else "helper(1.0)\n"
+            for i in range(n)]
+    return {"/p/twoways.py": "\n".join(out)}
+
+
+def test_more_calls_than_placements_tell_apart():
+    """`placed` names the call that gives each context where calls differ; past
+    MAX_PLACED such calls it cannot tell (TFS108 pairs two placements: their product)."""
+    from syncadvisor.model.contexts import CTX_CANNOT_TELL, MAX_PLACED
+
+    at = ("/p/twoways.py", "twoways.helper", ())
+    few = Checked(_two_ways(10)).project("/p/twoways.py").strategies.placed(at)
+    assert len(few) == 10 and all(via is not None for _, via in few)
+    many = Checked(_two_ways(MAX_PLACED + 1))
+    _no_tool_error(many)
+    assert many.project("/p/twoways.py").strategies.placed(at) == [(CTX_CANNOT_TELL, None)]
