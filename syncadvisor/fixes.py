@@ -21,12 +21,12 @@ import os
 import re
 import stat
 import uuid
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from .records import field, record, replace
-from .config import Resolver
+from .config import Resolver, Settings
 from .engine.analyze import FileResult, analyze_text
-from .engine.check import RunResult, check
+from .engine.check import KeptFindings, Linked, RunResult, check
 from .files import SourceText, encode_source
 from .findings import SAFE, UNSAFE, Edit, Finding
 from .lines import line_starts, physical_lines
@@ -202,6 +202,9 @@ class _Rejected(Exception):
 
 _Key = Tuple[int, str, str, int, int]
 
+# How many checks a run links afresh before it keeps its projects across checks.
+TRACK_FROM = 2
+
 # A fix that brings a finding is found by trying the round's fixes one by one; a run that
 # keeps finding such fixes after this many stops fixing where the first came in.
 MAX_BLAMES = 100
@@ -211,22 +214,100 @@ def _key(round_number: int, finding: Finding) -> _Key:
     return (round_number, finding.path, finding.code, finding.line, finding.column)
 
 
+class _SettingsByPath:
+    """A run's settings for each path, resolved once: every check of the fixer asks them
+    for every file, and a `Configuration` works out each path's project every time."""
+
+    def __init__(self, resolver: Resolver):
+        self._resolver = resolver
+        self._found: Dict[str, Settings] = {}
+
+    def for_path(self, path: str) -> Settings:
+        found = self._found.get(path)
+        if found is None:
+            found = self._found[path] = self._resolver.for_path(path)
+        return found
+
+
 class _Fixer:
     def __init__(self, results: List[FileResult], texts: Dict[str, str], settings: Resolver,
                  unsafe: bool):
-        self.settings = settings
+        self.settings = _SettingsByPath(settings)
         self.unsafe = unsafe
         self.originals = dict(texts)
         self.position = {r.path: i for i, r in enumerate(results)}
         self.banned: Dict[_Key, Finding] = {}  # a fix not to apply -> the finding it brings
         self.rejected: Dict[str, str] = {}
+        # The run's projects, kept across rounds and trials: each check replaces only the
+        # files whose models differ from the ones they hold (`_linked`).
+        self.linked: Optional[Linked] = None
+        self.kept = KeptFindings()  # each file's rule findings, on `linked`'s projects
+        # (path, text) -> its result: a text that a round made before (a round done again
+        # without a fix, a trial of one fix) keeps its model, which the projects then
+        # need not replace. The user's texts are the run's own results.
+        self.analyzed: Dict[Tuple[str, str], FileResult] = {
+            (r.path, texts[r.path]): r for r in results if r.path in texts}
+        # The texts that differ from the user's -> the run's findings with them.
+        self.checked: Dict[FrozenSet[Tuple[str, str]], RunResult] = {}
+        self.hazards: Dict[str, Optional[Tuple[int, int, str]]] = {}
+        self.refusals: Dict[str, Optional[str]] = {}
         run = self._check(results, texts)
         n = len(run.findings)
         self.start = _State(dict(texts), list(results), run, list(range(n)), [None] * n)
 
     def _check(self, results: List[FileResult], texts: Dict[str, str]) -> RunResult:
+        """The run's findings with `texts` (each file's result is its text's, `_analyze`):
+        found once per set of texts. Rounds done again after a fix is held back, and the
+        trials of a round's fixes, come back to texts checked before."""
         originals = self.originals
-        return check(results, self.settings, lambda path: texts.get(path, originals.get(path)))
+        state = frozenset((p, t) for p, t in texts.items() if t is not originals[p]
+                          and t != originals[p])
+        run = self.checked.get(state)
+        if run is None:
+            # Most runs check twice at most (nothing to fix; one round and the check
+            # after it): linked afresh, as a tracked project costs about two such links
+            # to make. The checks after those replace files in one (`_linked`).
+            linked = self._linked(results).projects if len(self.checked) >= TRACK_FROM \
+                else None
+            run = self.checked[state] = check(
+                results, self.settings, lambda path: texts.get(path, originals.get(path)),
+                linked=linked, kept=self.kept if linked is not None else None)
+        return run
+
+    def _hazard(self, text: str) -> Optional[Tuple[int, int, str]]:
+        if text not in self.hazards:
+            self.hazards[text] = parse_hazard(text)
+        return self.hazards[text]
+
+    def _refusal(self, text: str) -> Optional[str]:
+        """Why libcst does not read a fixed text as it is (None: it does), asked once per
+        text: a round done again makes most of its files' texts again."""
+        if text not in self.refusals:
+            self.refusals[text] = why_not_roundtrip(text)
+        return self.refusals[text]
+
+    def _analyze(self, path: str, text: str) -> FileResult:
+        result = self.analyzed.get((path, text))
+        if result is None:
+            result = analyze_text(text, path, self.settings.for_path(path))
+            self.analyzed[(path, text)] = result
+        return result
+
+    def _linked(self, results: List[FileResult]) -> Linked:
+        """The projects linking `results`' models, as `check` would link them afresh: the
+        kept ones, with the models that differ replaced. Where the set of modelled files
+        differs (a fix that leaves nothing for the prefilter to keep), the grouping may
+        too: linked anew."""
+        models = {r.path: r.model for r in results if r.model is not None}
+        linked = self.linked
+        if linked is None or models.keys() != linked.projects.keys():
+            linked = self.linked = Linked(models.values())
+            self.kept = KeptFindings()  # (the findings kept on the old projects go with them)
+            return linked
+        for path, model in models.items():
+            if linked.model(path) is not model:
+                linked.replace(path, model)
+        return linked
 
     def fix(self) -> Tuple[List[_State], int]:
         """Rounds of fixes until nothing changes, none bringing a finding that the user's
@@ -278,19 +359,18 @@ class _Fixer:
         applied: List[Tuple[str, Finding]] = []
         for path, findings in by_path.items():
             text = texts[path]
-            hazard = parse_hazard(text)  # libcst, which checks each fix, would crash
+            hazard = self._hazard(text)  # libcst, which checks each fix, would crash
             if hazard is not None:
                 raise _Rejected(path, f"libcst could crash on it: {hazard[2]} at line {hazard[0]}")
             chosen, taken = select_fixes(text, findings, self.unsafe)
             new_text, count = apply_fixes(text, chosen, self.unsafe)
             if not count or new_text == text:
                 continue
-            why = why_not_roundtrip(new_text)
+            why = self._refusal(new_text)
             if why is not None:  # keep this file as it is: never write what does not parse
                 raise _Rejected(path, f"the fixed code is refused: {why} (please report it)")
             texts[path] = new_text
-            settings = self.settings.for_path(path)
-            results[self.position[path]] = analyze_text(new_text, path, settings)
+            results[self.position[path]] = self._analyze(path, new_text)
             edits[path] = taken
             applied.extend((path, f) for f in chosen)
         if not edits:
@@ -319,8 +399,7 @@ class _Fixer:
             texts = dict(before.texts)
             texts[path] = new_text
             results = list(before.results)
-            settings = self.settings.for_path(path)
-            results[self.position[path]] = analyze_text(new_text, path, settings)
+            results[self.position[path]] = self._analyze(path, new_text)
             run = self._check(results, texts)
             descent = _descent(before.run.findings, before.texts, run.findings, texts,
                                {path: taken})

@@ -57,6 +57,8 @@ class CallGraph:
         self._track = db.track
         self._file_targets = db.query("targets", self._targets_in, {}, same=_equal)
         self._named_callers = db.query("callers", self._callers_by_name, (), same=_equal)
+        self._shared_callers = db.query("callers_by_method_name", self._callers_by_method_name,
+                                        {}, same=_equal)
         self._reverse = db.query("reverse", self._reverse_table, {})
         self._by_caller = db.query("calls_by_caller", self._calls_by_caller, {})
 
@@ -142,13 +144,28 @@ class CallGraph:
         table = index.tables["calls-by-name"]
         names: List[object] = [function]
         owner, _, name = function.rpartition(".")
+        found = set()
         if index.is_class(owner):
             if name in CONSTRUCTION_METHODS:
                 names.extend(self.objects.subclasses(owner))
-            names.extend((("self", name), ("attr", name)))
-        candidates = sorted({site for key in names for site in table.get(key)},
-                            key=lambda site: (index.order(site[0]), site[1]))
-        return tuple(site for site in candidates if function in self.targets(*site))
+            # The calls of a method name (`self.call()`, `layer.call()`) are candidates for
+            # every class's method of that name: they are resolved once per name, not once
+            # per method (a name defined in thousands of classes, as Keras' `call` is).
+            for key in (("self", name), ("attr", name)):
+                found.update(self._shared_callers(key).get(function, ()))
+        targets = self.targets
+        found.update(site for key in names for site in table.get(key)
+                     if site not in found and function in targets(*site))
+        return tuple(sorted(found, key=lambda site: (index.order(site[0]), site[1])))
+
+    def _callers_by_method_name(self, key: Tuple[str, str]) -> Dict[str, Tuple[CallSite, ...]]:
+        """Function -> the calls named by `key` (("self", m) or ("attr", m)) that may run it."""
+        table: Dict[str, List[CallSite]] = {}
+        targets = self.targets
+        for site in self.index.tables["calls-by-name"].get(key):
+            for target in targets(*site):
+                table.setdefault(target, []).append(site)
+        return {fid: tuple(sites) for fid, sites in table.items()}
 
     def _calls_by_caller(self, path: str) -> Dict[Optional[str], Tuple[int, ...]]:
         """A file's calls by the function that makes them (None: module level)."""

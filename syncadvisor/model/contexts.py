@@ -86,12 +86,15 @@ class Context:
     # before the strategy sees it. Those entered outside the scope run after the strategy
     # has validated the choice, and are not kept.
     creators: Tuple[Creator, ...] = ()
+    # An UNKNOWN context that stands for every context of the code (CANNOT_TELL): a bound
+    # was reached, and no context found is the whole answer.
+    bounded: bool = False
 
     def with_creators(self, inner: Tuple[Creator, ...]) -> "Context":
         """This context with `inner` entered inside it. A creator already in effect is not
         entered twice: a recursive call under a creator gives its callee finitely many
         contexts."""
-        if not inner:
+        if not inner or self.bounded:
             return self
         added = tuple(c for c in inner if c not in self.creators)
         return Context(self.kind, self.strategy, added + self.creators) if added else self
@@ -100,6 +103,24 @@ class Context:
 CTX_NONE = Context(NO_STRATEGY)
 CTX_UNKNOWN = Context(UNKNOWN)
 _NO_CONTEXTS: FrozenSet[Context] = frozenset()
+
+# The contexts of code whose contexts cannot be told: rules read them as unknown (no
+# error, at most the warning of code no caller in the run reaches). A function's contexts
+# are CANNOT_TELL where a bound is reached on the way to them, never the merge of those
+# found before it:
+# - a call that may run more than MAX_TARGETS functions (`layer.call(x)` for a layer of
+#   any of thousands of classes) runs each in a context that cannot be told;
+# - a function that runs in more than MAX_CONTEXTS contexts (called from thousands of
+#   places, each under its own strategy), or is called from code whose contexts cannot
+#   be told, has CANNOT_TELL (which so spreads to what it calls: the answers only grow,
+#   to it, so that a circle of calls still has one least answer);
+# - a call chain deeper than the query engine follows (`db.MAX_OPEN`) ends in it.
+CTX_CANNOT_TELL = Context(UNKNOWN, bounded=True)
+CANNOT_TELL: FrozenSet[Context] = frozenset({CTX_CANNOT_TELL})
+MAX_TARGETS = 64
+MAX_CONTEXTS = 64
+# The calls `Strategies.placed` tells apart (each with its context) before it cannot tell.
+MAX_PLACED = 256
 
 # A place in the code: (path, the function it is in or None at module level, the `with`
 # entries open around it there).
@@ -280,7 +301,8 @@ class Strategies:
         self._scopes = StrategyResolver(index, objects, current=True)
         self.scope_strategy = db.query("scope_strategy", self._scope_strategy, same=_equal)
         self.scope_creator = db.query("scope_creator", self._scope_creator)
-        self.contexts = db.query("contexts", self._contexts, _NO_CONTEXTS, same=_equal)
+        self.contexts = db.query("contexts", self._contexts, _NO_CONTEXTS, same=_equal,
+                                 unknown=CANNOT_TELL)
         self._current_calls = db.query("current_calls", self._current_calls_of, {})
 
     # --- scopes ------------------------------------------------------------------------
@@ -357,8 +379,16 @@ class Strategies:
         if not callers:
             return frozenset({CTX_UNKNOWN})
         found: Set[Context] = set()
+        targets = self.calls.targets
         for path, i in callers:
-            found.update(self._call_contexts(path, i))
+            if len(targets(path, i)) > MAX_TARGETS:
+                return CANNOT_TELL
+            source = self._call_contexts(path, i)
+            if CTX_CANNOT_TELL in source:
+                return CANNOT_TELL
+            found.update(source)
+            if len(found) > MAX_CONTEXTS:
+                return CANNOT_TELL
         return frozenset(found)
 
     def _call_contexts(self, path: str, i: int) -> FrozenSet[Context]:
@@ -384,6 +414,8 @@ class Strategies:
         callers = self.calls.callers(function)
         if not callers:
             return [(CTX_UNKNOWN.with_creators(creators), None)]
+        if self.contexts(function) == CANNOT_TELL:  # (the bounds of `_contexts`, checked once)
+            return [(CTX_CANNOT_TELL, None)]
         by_call: Placed = []
         index = self.index
         for call_path, i in callers:
@@ -391,7 +423,10 @@ class Strategies:
             for context in sorted(self._call_contexts(call_path, i), key=_context_order):
                 by_call.append((context.with_creators(creators),
                                 (call_path, edge.span, str(edge.callee.text))))
-        return _selecting(by_call)
+        selected = _selecting(by_call)
+        # Pairs combine two placements: more calls than MAX_PLACED that select among
+        # contexts would pair by the million (a helper called from thousands of places).
+        return selected if len(selected) <= MAX_PLACED else [(CTX_CANNOT_TELL, None)]
 
     def pairs(self, made: At, used: At) -> List[Pair]:
         """The contexts of `made` and of `used`, paired as executions can pair them: in one

@@ -40,10 +40,11 @@ from typing import Any, Callable, Dict, Hashable, Iterable, List, Optional, Set,
 
 _MISSING: Any = object()
 
-# How many questions may be open at once: past this, the answer is the bottom ("cannot
-# tell"), which keeps pathological code bounded. Each open question takes a few Python
-# frames (this module's two, its compute function's and their helpers'): a first
-# question raises the recursion limit to room for them all while it is answered.
+# How many questions may be open at once: past this, the answer is the query's `unknown`
+# ("cannot tell"; its bottom where it has none), which keeps pathological code bounded.
+# Each open question takes a few Python frames (this module's two, its compute
+# function's and their helpers'): a first question raises the recursion limit to room
+# for them all while it is answered.
 MAX_OPEN = 250
 _FRAMES_PER_QUESTION = 10
 # How many times a circle is answered again: a circle through a question that is not
@@ -59,17 +60,26 @@ class Query:
     of the object that holds the query, and a run's facts must not be kept in a reference
     cycle (the command runs with the cycle collector paused, and frees them at once)."""
 
-    __slots__ = ("name", "_compute", "bottom", "memo", "_db", "same", "__weakref__")
+    __slots__ = ("name", "_compute", "bottom", "memo", "_db", "same", "unknown", "outermost",
+                 "__weakref__")
 
     def __init__(self, db: "Db", name: str, compute: Callable[..., Any], bottom: Any,
-                 same: Optional[Callable[[Any, Any], bool]] = None):
+                 same: Optional[Callable[[Any, Any], bool]] = None, unknown: Any = _MISSING,
+                 outermost: bool = False):
         self.name = name
+        # Asked only from outside any other question (a file's findings): its questions
+        # may be as deep as those asked from outside, so that each answer is the same
+        # whichever asked it first (MAX_OPEN).
+        self.outermost = outermost
         # Whether a new answer is the same as the one before, for what read that one
         # (tracked runs; unset: only the very same object is).
         self.same = same
         self._compute: Callable[[], Callable[..., Any]] = weakref.WeakMethod(compute) \
             if hasattr(compute, "__self__") else (lambda: compute)  # type: ignore[assignment]
         self.bottom = bottom
+        # The answer where the question is too deep to ask (MAX_OPEN): what the query
+        # says when it cannot tell, where that is not its bottom.
+        self.unknown = bottom if unknown is _MISSING else unknown
         self.memo: Dict[Hashable, Any] = {}
         self._db = weakref.ref(db)
 
@@ -152,6 +162,7 @@ class Db:
         # Provisional answers given that differ from the one before: the last one's is
         # the newest version.
         self._changes = 0
+        self._outer = 0  # 1 while an `outermost` question is open: it takes no depth
         self._round = 0  # bumped whenever a circle is answered again
         # Tracking: the revision (bumped by each `changed`), the revision each input last
         # changed in, and per answer: what it read, the revision it was last found to
@@ -176,8 +187,9 @@ class Db:
         return [q for q in (ref() for ref in self._queries) if q is not None]
 
     def query(self, name: str, compute: Callable[..., Any], bottom: Any = None,
-              same: Optional[Callable[[Any, Any], bool]] = None) -> Query:
-        made = Query(self, name, compute, bottom, same)
+              same: Optional[Callable[[Any, Any], bool]] = None,
+              unknown: Any = _MISSING, outermost: bool = False) -> Query:
+        made = Query(self, name, compute, bottom, same, unknown, outermost)
         self._queries.append(weakref.ref(made))
         return made
 
@@ -203,8 +215,8 @@ class Db:
             # answered in an open circle, and nothing it read has changed since
             self._read(entry, _open_end(given.reached))
             return given.value
-        if len(stack) >= MAX_OPEN:
-            return query.bottom
+        if len(stack) - self._outer >= MAX_OPEN:
+            return query.unknown
         if not stack:
             return self._first(query, key)
         frame = _Frame(len(stack), len(self._log), self.track)
@@ -232,8 +244,9 @@ class Db:
     def _first(self, query: Query, key: Tuple[Any, ...]) -> Any:
         """A question asked from outside any other, with room for its deepest circle."""
         limit = sys.getrecursionlimit()
-        room = limit + MAX_OPEN * _FRAMES_PER_QUESTION
+        room = limit + (MAX_OPEN + 5) * _FRAMES_PER_QUESTION  # (+ a rule's own frames)
         sys.setrecursionlimit(room)
+        self._outer = 1 if query.outermost else 0
         try:
             frame = _Frame(0, len(self._log), self.track)
             entry = (query, key)
@@ -255,6 +268,7 @@ class Db:
                 self._record(entry, frame)
             return value
         finally:
+            self._outer = 0
             sys.setrecursionlimit(limit)
 
     def _answer(self, query: Query, key: Tuple[Any, ...], entry: Entry, frame: _Frame,

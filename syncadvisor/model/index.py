@@ -312,10 +312,18 @@ class ProjectIndex:
         return self._class_files.get(cid)
 
     def class_ids(self) -> Iterable[str]:
-        """Every project class (an answer that reads it depends on which there are)."""
-        if self.track:
-            self.db.depend(("classes",))
-        return self._classes.keys()
+        """Every project class, in the run's order (an answer that reads it depends on
+        which there are). Answers made from them may keep the first of several (what
+        holds a variable): a replaced file's classes, added again last, keep their place."""
+        if not self.track:
+            return self._classes.keys()  # (filled in the run's order, and never replaced)
+        self.db.depend(("classes",))
+        ordered: Dict[str, None] = {}
+        for fm in self.files.values():
+            for cid in fm.classes:
+                if cid in self._classes:
+                    ordered.setdefault(cid)
+        return ordered.keys()
 
     def is_forwarder(self, fid: str) -> bool:
         if self.track:

@@ -16,7 +16,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 from ..records import record
 from . import tfapi
 from .calls import CallGraph
-from .contexts import Strategies, Strategy
+from .contexts import MAX_TARGETS, Strategies, Strategy
 from .db import Db
 from .facts import BOUND_CALL, BOUND_NAMES, ENTRY_CROSS, BranchTest, FileModel, Span
 from .index import ProjectIndex, plain_items
@@ -56,7 +56,17 @@ class Hop:
     caller_id: Optional[str] = None  # the calling function's id
 
 
+# How many functions `call_path` searches a chain through (its work for each message).
+MAX_ANCESTORS = 2000
+
 MODULE_LEVEL = Where(CROSS, "module-level code")
+# The replica contexts of code whose contexts cannot be told: an UNKNOWN one that stands
+# for all (`contexts.CANNOT_TELL`, whose bounds it shares: a call that may run more than
+# MAX_TARGETS functions, a function entered in more than MAX_WHERES contexts or called
+# from code whose contexts cannot be told, a call chain deeper than `db.MAX_OPEN`).
+WHERE_CANNOT_TELL = Where(UNKNOWN, "more callers than can be told apart")
+WHERES_CANNOT_TELL: FrozenSet[Where] = frozenset({WHERE_CANNOT_TELL})
+MAX_WHERES = 64
 _CALLED_FROM_MODULE = "called from module-level code"
 _NO_WHERE: FrozenSet[Where] = frozenset()
 
@@ -84,9 +94,11 @@ class Replica:
         self.calls = calls
         self.strategies = strategies
         self._keras_kind = keras_kind
-        self.where = db.query("where", self._where, _NO_WHERE, same=_equal)
+        self.where = db.query("where", self._where, _NO_WHERE, same=_equal,
+                              unknown=WHERES_CANNOT_TELL)
         self._entered = db.query("entered", self._entered_table, {})
         self.traced = db.query("traced", self._traced, False)
+        self._entering = db.query("entering", self._entering_table, {})
 
     # --- where a function runs ---------------------------------------------------------
 
@@ -98,12 +110,22 @@ class Replica:
             found.add(keras)
         callers = self.calls.callers(function)
         index = self.index
+        targets = self.calls.targets
         for path, i in callers:
+            if len(targets(path, i)) > MAX_TARGETS:
+                return WHERES_CANNOT_TELL
             edge = index.file_at(path).calls[i]
             if edge.caller is None:
                 found.add(Where(CROSS, _CALLED_FROM_MODULE, at=(path, edge.span)))
             else:
-                found |= self.where(edge.caller)
+                source = self.where(edge.caller)
+                if WHERE_CANNOT_TELL in source:
+                    return WHERES_CANNOT_TELL
+                found |= source
+            if len(found) > MAX_WHERES:
+                return WHERES_CANNOT_TELL
+        if len(found) > MAX_WHERES:
+            return WHERES_CANNOT_TELL
         if not callers and not found:
             found.add(Where(UNKNOWN))
         return frozenset(found)
@@ -149,6 +171,15 @@ class Replica:
                 table.setdefault(fid, []).append(where)
         return {fid: tuple(wheres) for fid, wheres in table.items()}
 
+    def _entering_table(self) -> Dict[Where, Tuple[str, ...]]:
+        """Replica context -> the functions the run's entries enter in it, in the run's
+        order (the inverse of `_entered`)."""
+        table: Dict[Where, Dict[str, None]] = {}
+        for fid, wheres in self._entered().items():
+            for where in wheres:
+                table.setdefault(where, {})[fid] = None
+        return {where: tuple(fids) for where, fids in table.items()}
+
     def where_at(self, function: Optional[str]) -> FrozenSet[Where]:
         if function is None:
             return frozenset({MODULE_LEVEL})
@@ -160,11 +191,15 @@ class Replica:
     def call_path(self, where: Where, function: Optional[str]) -> List[Hop]:
         """The calls by which code entered as `where` says reaches `function`: a shortest
         chain from a function `where` enters (breadth first over the calls, in the run's
-        order). [] where it enters `function` itself or no chain is known."""
+        order). [] where it enters `function` itself or no chain is known, and where more
+        than MAX_ANCESTORS functions may call `function` (cannot tell: a chain is only
+        ever told in a message, and searching it costs each message that much)."""
         entered = self._functions_entered(where)
         if function is None or not entered or function in entered:
             return []
         ancestors = self._ancestors(function)
+        if ancestors is None:
+            return []
         parents: Dict[str, Tuple[str, str, int]] = {}
         seen = set(entered)
         queue = deque(f for f in entered if f in ancestors)
@@ -193,8 +228,9 @@ class Replica:
         hops.reverse()
         return hops
 
-    def _ancestors(self, function: str) -> Set[str]:
-        """`function` and every function some chain of calls runs it from."""
+    def _ancestors(self, function: str) -> Optional[Set[str]]:
+        """`function` and every function some chain of calls runs it from; None where
+        there are more than MAX_ANCESTORS."""
         found = {function}
         todo = [function]
         index = self.index
@@ -204,6 +240,8 @@ class Replica:
                 if caller is not None and caller not in found:
                     found.add(caller)
                     todo.append(caller)
+                    if len(found) > MAX_ANCESTORS:
+                        return None
         return found
 
     def _functions_entered(self, where: Where) -> List[str]:
@@ -222,7 +260,7 @@ class Replica:
                     if self._keras_where(fid) == where:
                         found.append(fid)
             return found
-        return [fid for fid, wheres in self._entered().items() if where in wheres]
+        return list(self._entering().get(where, ()))
 
     def _name(self, fid: str) -> str:
         fm = self.index.function_file(fid)

@@ -74,7 +74,9 @@ def _move_into_scope(ctx: RuleContext, call: Bound, use) -> Optional[Fix]:
     line, column = entry.body
     lines = moved.text.splitlines()
     indent = min(len(t) - len(t.lstrip()) for t in lines if t.strip())
-    text = "".join(" " * column + t[indent:] + "\n" if t.strip() else "\n" for t in lines)
+    newline = fm.newline  # (the file's own: a CRLF file is fixed as its LF twin is)
+    text = "".join(" " * column + t[indent:] + newline if t.strip() else newline
+                   for t in lines)
     return Fix(UNSAFE, f"Move `{name} = ...` into `with {entry.text}.scope():`",
                (Edit(moved.line, 1, moved.end_line + 1, 1, ""), Edit(line, 1, line, 1, text)))
 

@@ -20,14 +20,14 @@ from ..config import Configuration
 from ..engine import Run
 from ..engine.run import model_reached
 from ..engine.analyze import FileResult, analyze_text
-from ..engine.check import check, link
+from ..engine.check import Linked, check
 from ..engine.prefilter import may_hold_a_finding
 from ..files import discover, module_name
 from ..findings import Finding
 from ..fixes import fix_results
 from ..inputs import load_input
 from ..model.facts import FileModel
-from ..model.project import Project, source_root
+from ..model.project import Project
 
 
 class Workspace:
@@ -39,9 +39,9 @@ class Workspace:
         self.unmodelled: Dict[str, List[str]] = {}  # module -> its files not modelled
         self.buffers: Dict[str, str] = {}  # open buffers by absolute path
         self.discovered: Set[str] = set()  # the workspace's files, as the last index found
-        # The project each modelled file is linked in (tracked, kept across edits); made
-        # when findings are first asked for after an index.
-        self._linked: Optional[Dict[str, Project]] = None
+        # The projects the modelled files are linked in (kept across edits); made when
+        # findings are first asked for after an index.
+        self._linked: Optional[Linked] = None
 
     # --- the files --------------------------------------------------------------------
 
@@ -141,7 +141,8 @@ class Workspace:
         (an edited buffer that imports a module no model needed before): where the
         projects are linked, following the edited file's names through its project."""
         result = self.results.get(edited) if edited is not None else None
-        project = self._linked.get(edited) if self._linked is not None and edited else None
+        project = self._linked.projects.get(edited) if self._linked is not None and edited \
+            else None
         if project is not None and result is not None and result.model is not None:
             model_reached(self.results, self.unmodelled, self._from_disk, project.index,
                           [result.model], self._joins(project))
@@ -153,50 +154,24 @@ class Workspace:
 
     def _projects(self) -> Dict[str, Project]:
         if self._linked is None:
-            self._linked = link((r.model for r in self.results.values()
-                                 if r.model is not None), track=True)
-        return self._linked
+            self._linked = Linked(r.model for r in self.results.values()
+                                  if r.model is not None)
+        return self._linked.projects
 
     def _joins(self, project: Project):
         """How a file modelled on the second pass joins `project`."""
         def add(path: str, model: FileModel) -> None:
-            self._linked[path] = project  # type: ignore[index]
-            project.replace(path, model)
+            self._linked.join(project, path, model)  # type: ignore[union-attr]
         return add
 
     def _changed(self, path: str) -> None:
         """`results[path]` changed, or is gone: so is the file's model in its project (a
         file new to the projects joins the one of its source root)."""
-        linked = self._linked
-        if linked is None:
+        if self._linked is None:
             return
         result = self.results.get(path)
-        model = result.model if result is not None else None
-        project = linked.get(path)
-        if project is None:
-            if model is None:
-                return
-            project = self._project_for(model)
-            if project is None:  # (its module clashes with each project's: link anew)
-                self._linked = None
-                return
-            linked[path] = project
-        project.replace(path, model)
-        if model is None:
-            del linked[path]
-
-    def _project_for(self, model: FileModel) -> Optional[Project]:
-        """The project a new file joins: the one that has its source root, else the first
-        whose modules its module does not clash with."""
-        root = source_root(model)
-        candidates: List[Project] = []
-        for path, project in (self._linked or {}).items():
-            if project not in candidates:
-                candidates.append(project)
-            if source_root(project.index.files[path]) == root and \
-                    project.index.module(model.module) is None:
-                return project
-        return next((p for p in candidates if p.index.module(model.module) is None), None)
+        if not self._linked.replace(path, result.model if result is not None else None):
+            self._linked = None  # (its module clashes with each project's: link anew)
 
     def _from_disk(self, path: str) -> Optional[FileResult]:
         try:

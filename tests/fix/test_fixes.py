@@ -146,6 +146,15 @@ def test_newlines_are_kept_and_only_the_edit_changes(tmp_path, capsys, newline):
     assert _fix_bytes(tmp_path, data) == data.replace(b"DEFAULT", b"AUTO")
 
 
+@pytest.mark.parametrize("newline", ["\r\n", "\r"], ids=["crlf", "cr"])
+def test_unsafe_fixes_keep_the_files_newlines(newline):
+    """A fix that writes lines (TFS108's move into a scope) writes the file's newline."""
+    for path in INPUTS:
+        source = path.read_text()
+        fixed = fix_source(source.replace("\n", newline), path.name, unsafe=True)
+        assert fixed == fix_source(source, path.name, unsafe=True).replace("\n", newline), path
+
+
 def test_utf8_bom_and_crlf(tmp_path, capsys):
     data = (b"\xef\xbb\xbfimport tensorflow as tf\r\n"
             b"v = tf.Variable(1., synchronization=\"ON_READ\", aggregation=tf.VariableAggregation.SUM)\r\n")
@@ -286,3 +295,91 @@ def test_fixed_counts_the_users_findings_not_the_fixes_of_findings_fixing_brough
     assert "Would fix 7 findings in 1 file." in err
     code, out, _ = _cli(["check", "--no-cache", "--fix", "--unsafe-fixes", str(target)], capsys)
     assert code == 0 and "Fixed 7 findings" in out
+
+
+# --- rounds keep the run's linked projects ---------------------------------------------
+# Every round, and every trial of a round's fixes one by one (`_Fixer._blame`), checks the
+# whole run again; the projects are linked once and each check replaces only the files
+# whose models changed (`_Fixer._linked`). The answers must be those of a run linked
+# afresh at every check.
+
+def _relinking(monkeypatch):
+    """Make every check of the fixer link the run afresh (the reference)."""
+    from syncadvisor import fixes
+    from syncadvisor.engine.check import Linked
+
+    def fresh(self, results):
+        self.linked = Linked(r.model for r in results if r.model is not None)
+        return self.linked
+
+    monkeypatch.setattr(fixes._Fixer, "_linked", fresh)
+
+
+@pytest.mark.parametrize("files", list(_fixture_runs()) + [
+    pytest.param(sorted((paths.FIXTURES / "check" / "crossmodule").glob("*.py")),
+                 id="crossmodule")])
+@pytest.mark.parametrize("unsafe", [False, True], ids=["safe", "unsafe"])
+def test_rounds_on_kept_projects_fix_as_a_relinked_run_does(files, unsafe, monkeypatch):
+    texts = _texts(files)
+    kept = _run_of(texts).fix(unsafe)
+    with monkeypatch.context() as patched:
+        _relinking(patched)
+        relinked = _run_of(texts).fix(unsafe)
+    assert kept == relinked
+
+
+CHAIN = ("import tensorflow as tf\n"
+         "a = tf.Variable(0.0, synchronization=\"on_read\", aggregation=\"SUM\", trainable=False)\n"
+         "b = tf.Variable(0.0, aggregation=tf.VariableAggregation.ONLY_FIRST_TOWER)\n"
+         "c = tf.Variable(0.0, synchronization=\"on_write\")\n")
+
+
+def test_rounds_and_trials_link_once_and_replace_only_the_files_they_change(monkeypatch):
+    """Three files to fix among ten: the fix of `c` brings a TFS303 that a safe fix cannot
+    take away, so rounds are done again without it and their fixes tried one by one. The
+    first checks link afresh; then one project is linked, and each check replaces the
+    files whose models differ from the last check's, no others. Texts checked before are
+    not checked again."""
+    from syncadvisor import fixes
+    from syncadvisor.engine import check as check_module
+    from syncadvisor.model.project import Project
+
+    made, replaced = [], []
+    init, replace = Project.__init__, Project.replace
+
+    def counting_init(self, *args, **kwargs):
+        made.append(self)
+        init(self, *args, **kwargs)
+
+    def counting_replace(self, path, fm):
+        replaced.append(path)
+        replace(self, path, fm)
+
+    monkeypatch.setattr(Project, "__init__", counting_init)
+    monkeypatch.setattr(Project, "replace", counting_replace)
+    asked, checked = [], []
+    ask, check = fixes._Fixer._check, fixes.check
+    monkeypatch.setattr(fixes._Fixer, "_check", lambda self, results, texts: asked.append(
+        frozenset(texts.items())) or ask(self, results, texts))
+    monkeypatch.setattr(fixes, "check", lambda results, *args, **kwargs: checked.append(
+        {r.path: r.model for r in results}) or check(results, *args, **kwargs))
+    ruled = []  # (the check it was in, the file whose rules ran)
+    rule_findings = check_module._rule_findings
+    monkeypatch.setattr(check_module, "_rule_findings", lambda project, model, *args: (
+        ruled.append((len(checked) - 1, model.path)) or rule_findings(project, model, *args)))
+    texts = {f"/p/pkg/m{i}.py": CHAIN if i % 3 == 0 and i < 9 else
+             f"import tensorflow as tf\nv{i} = tf.Variable({i}.0)\n" for i in range(10)}
+    outcome = _run_of(texts).fix(False)
+    assert sorted(outcome.files) == ["/p/pkg/m0.py", "/p/pkg/m3.py", "/p/pkg/m6.py"]
+    assert len(outcome.reverted) == 3
+    assert len(made) == fixes.TRACK_FROM + 1
+    assert len(checked) == len(set(asked)) < len(asked)
+    kept = checked[fixes.TRACK_FROM:]
+    changed = [sorted(p for p in now if now[p] is not before[p])
+               for before, now in zip(kept, kept[1:])]
+    assert sorted(replaced) == sorted(p for paths_ in changed for p in paths_)
+    assert all(len(c) <= 3 for c in changed)
+    # The rules run on every file in the first check on kept projects, then only on the
+    # files replaced since the check before (the files do not read each other).
+    for number, paths_ in enumerate([list(kept[0])] + changed, start=fixes.TRACK_FROM):
+        assert sorted(p for n, p in ruled if n == number) == sorted(paths_)

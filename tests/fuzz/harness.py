@@ -18,8 +18,9 @@ Each program goes through `check_program`, the oracle: the engine never raises n
 internal error; a file that Python parses has no TFS900; a TFS900 sits inside the file; and
 for the safe and the unsafe fixes alike, whenever a fix applies, the fixed program parses
 (and compiles, when the original did), fixing it again changes nothing, every byte
-outside the fixes' declared edits is unchanged, and checking it again reports no finding
-the program did not have (`new_findings`); the same program with CRLF or CR
+outside the fixes' declared edits is unchanged, checking it again reports no finding
+the program did not have (`new_findings`) and exactly the findings the fixer said remain
+(found on the projects it kept across rounds); the same program with CRLF or CR
 newlines is fixed identically, newlines kept; and after `--add-noqa` only TFS900 is
 reported, and only comments changed (`add_noqa_problems`).
 
@@ -439,7 +440,8 @@ def check_program(sources, settings: Settings = SETTINGS["unknown"],
             again = dict(sources)
             again.update(outcome.files)
             try:
-                brought = new_findings(run.findings, _run(again, settings).check().findings)
+                fresh = _run(again, settings).check().findings
+                brought = new_findings(run.findings, fresh)
             except Exception:  # noqa: BLE001
                 problems.append(f"{label} check of the fixed code raised:\n"
                                 + traceback.format_exc(limit=-8))
@@ -447,6 +449,12 @@ def check_program(sources, settings: Settings = SETTINGS["unknown"],
             for path, line, column, code, message in brought:
                 problems.append(f"{label} fix brought a finding the run did not have: "
                                 f"{path}:{line}:{column}: {code} {message}")
+            # What the fixer says remains, found on the projects it kept across its rounds
+            # (files replaced), is what a run of the fixed code finds.
+            if fresh != outcome.run.findings:
+                diff = _findings_diff(outcome.run.findings, fresh)
+                problems.append(f"{label} fix's remaining findings are not those of a fresh "
+                                f"check of the fixed code: {diff}")
             try:
                 second = _fix(again, settings, unsafe)
             except Exception:  # noqa: BLE001
@@ -459,6 +467,12 @@ def check_program(sources, settings: Settings = SETTINGS["unknown"],
         if newline_variants and unsafe and outcome.files and not problems:
             problems.extend(_newline_problems(sources, outcome.files, settings))
     return problems
+
+
+def _findings_diff(kept: Sequence[Finding], fresh: Sequence[Finding]) -> str:
+    shown = [f"{f.path}:{f.line}:{f.column}: {f.code} {f.message}" for f in kept]
+    again = [f"{f.path}:{f.line}:{f.column}: {f.code} {f.message}" for f in fresh]
+    return "\n" + "\n".join(difflib.unified_diff(shown, again, "fixer", "fresh", lineterm=""))
 
 
 def _unparsable_round(rounds) -> str:

@@ -32,12 +32,14 @@ def build_model(tree: ast.Module, path: str, module_name: str,
                 rewrites: Sequence[Tuple[str, str]], text: str) -> FileModel:
     """The model of a module from Python's tree of `text`."""
     walk = Walk(path, module_name, NameResolver(rewrites), text)
-    # The walk takes two or three frames a level; Python builds trees up to about the
-    # recursion limit deep (a chain of 900 `+` operands, or of `elif`s): room for those.
+    # The walk takes two or three frames a level, and so does `finish` following what a
+    # call hands over (`a.b.c...` as deep as it is written); Python builds trees up to
+    # about the recursion limit deep (a chain of 900 `+` operands, or of `elif`s): room
+    # for those, in both.
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 3 * limit + 100))
     try:
         visit(walk, tree)
+        return finish(walk)
     finally:
         sys.setrecursionlimit(limit)
-    return finish(walk)

@@ -122,14 +122,24 @@ def handed_bound(w: Walk, value: ast.AST) -> Optional[Bound]:
                  options=options)
 
 
+# A use of a name that may have more bindings than this where it is used denotes what
+# cannot be told (none of them), not each: every use listing every binding would take
+# work and memory that grow with the square of the bindings (a name assigned thousands
+# of times in one scope, as generated code does).
+MAX_NAME_BINDINGS = 256
+
+
 def bounds_of_name(w: Walk, ref: PendingRef) -> List[Bound]:
     """Every binding a plain name may have where it is used: in the scope that binds it,
     those that reach the use (if/else branches, a loop's later iterations); from
-    another scope (a function body reading a module's name), every binding there."""
+    another scope (a function body reading a module's name), every binding there. None
+    past MAX_NAME_BINDINGS."""
     # The scope `NameResolver.lookup` finds the name in.
     own, entries = w.resolver.visible(ref.scope, ref.parts[0])
     if own and ref.reach:
         entries = ref.reach  # type: ignore[assignment]
+    if len(entries) > MAX_NAME_BINDINGS:
+        return []
     return [b.bound if b.alias_parts is None else resolved_bound(w, b) for b in entries]
 
 
