@@ -145,6 +145,7 @@ class Table:
 
 
 _EMPTY: List[Any] = []
+_PATHS = ("paths",)  # the input of the run's set of files
 _KEYS = ("*keys",)  # the input of a table's set of keys
 
 
@@ -223,6 +224,8 @@ class ProjectIndex:
             changed |= table.replace(path, fm)
         if old is not None and fm is not None:
             changed -= _same_interface(old, fm)
+        else:
+            changed.add(_PATHS)
         if fm is not None and old is None:  # (the same dict, which the tables read, in order)
             ordered = sorted(self.files.items(), key=lambda item: self._order[item[0]])
             self.files.clear()
@@ -350,6 +353,13 @@ class ProjectIndex:
             found = self.files.get(path)
             return found if found is not None else FileModel(path=path, module="")
         return self.files[path]
+
+    def paths(self) -> List[str]:
+        """Every file's path, in the run's order: an answer that reads it depends on which
+        files there are, not on what they hold."""
+        if self.track:
+            self.db.depend(_PATHS)
+        return list(self.files)
 
     def all_files(self) -> Iterator[FileModel]:
         """Every file's model, read, in the run's order."""

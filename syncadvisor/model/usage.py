@@ -176,6 +176,12 @@ class Usage:
         self.update_places = db.query("update_places", self._places, {})
         self.updated_at = db.query("updated_at", self._updated_at, (), same=_equal_items)
         self.holders = db.query("holders", self._holders, {})
+        # (their answers name variables by creation site, not position: an edit that
+        # moves code keeps them equal, and what read them is not answered again)
+        self._class_holds = db.query("class_holds", self._held_by_class, (),
+                                     same=_equal_items)
+        self._global_holds = db.query("global_holds", self._held_by_globals, (),
+                                      same=_equal_items)
         self.trackable = db.query("trackable", self._trackable, False)
         self._file_updates = db.query("file_updates", self._updates_in, ())
         self._file_reads = db.query("file_reads", self._reads_in, ())
@@ -374,16 +380,25 @@ class Usage:
         trackable class that stores them on `self`, or MODULE_GLOBAL."""
         held: Dict[VarKey, str] = {}
         index = self.index
+        # (assembled from one answer per class and per file: an edit answers again only
+        # those that read what it changed, not every class's attributes of the run)
         for class_id in list(index.class_ids()):
-            if self.trackable(class_id):
-                for key in self.variables_held_by(class_id):
-                    held.setdefault(key, class_id)
-        for fm in index.all_files():
-            for bounds in fm.globals.values():
-                for bound in bounds:
-                    for key in self.objects.variables_of(bound, fm.path):
-                        held.setdefault(key, MODULE_GLOBAL)
+            for key in self._class_holds(class_id):
+                held.setdefault(key, class_id)
+        for path in index.paths():
+            for key in self._global_holds(path):
+                held.setdefault(key, MODULE_GLOBAL)
         return held
+
+    def _held_by_class(self, class_id: str) -> Tuple[VarKey, ...]:
+        """The variables a trackable class stores on `self` (none for another class)."""
+        return tuple(self.variables_held_by(class_id)) if self.trackable(class_id) else ()
+
+    def _held_by_globals(self, path: str) -> Tuple[VarKey, ...]:
+        """The variables a file's module globals are bound to."""
+        fm = self.index.file_at(path)
+        return tuple(key for bounds in fm.globals.values() for bound in bounds
+                     for key in self.objects.variables_of(bound, fm.path))
 
     def lexical_holder(self, call: CreationCall, key: VarKey) -> Optional[str]:
         """What holds a variable by where it is created, when no binding says: module-level
