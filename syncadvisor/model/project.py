@@ -157,11 +157,21 @@ class Project:
     def by_key(self) -> Dict[VarKey, VariableSite]:
         return self.linked()
 
+    def held(self, site: VariableSite) -> bool:
+        """Whether anything keeps the variable where a checkpoint or SavedModel reaches it
+        (`holder` is not None): where it is created says so first, and only where that
+        does not is the whole run's table asked."""
+        return self.usage.lexical_holder(site.call, site.key) is not None or \
+            site.key in self.usage.holders()
+
     def holder(self, site: VariableSite) -> Optional[str]:
         """What a checkpoint or SavedModel can reach the variable through (a trackable
-        class that stores it, MODULE_GLOBAL, ESCAPES), or None."""
-        return self.usage.holders().get(site.key) or \
-            self.usage.lexical_holder(site.call, site.key)
+        class that stores it, MODULE_GLOBAL, ESCAPES), or None. A variable a class makes
+        on `self` (`self.add_weight`) is that class's, without the whole run's table."""
+        lexical = self.usage.lexical_holder(site.call, site.key)
+        if site.call.on_self and lexical is not None and self.index.is_class(lexical):
+            return lexical
+        return self.usage.holders().get(site.key) or lexical
 
     def _keras_kind(self, class_id: str) -> Tuple[Optional[str], Optional[str]]:
         fm = self.index.class_file(class_id)

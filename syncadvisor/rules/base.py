@@ -310,6 +310,10 @@ class RuleContext:
         """The strategy contexts where the object a call makes was made."""
         return self.project.usage.creation_contexts(bound, path)
 
+    def held(self, site: VariableSite) -> bool:
+        """Whether anything keeps a variable where a checkpoint or SavedModel reaches it."""
+        return self.project.held(site)
+
     def holder(self, site: VariableSite) -> Optional[str]:
         """What keeps a variable where a checkpoint or SavedModel reaches it, if anything."""
         return self.project.holder(site)

@@ -354,7 +354,7 @@ class ReplicaUpdateWithoutAggregation(Rule):
         such an ON_READ buffer alone, TFS201 says nothing of it diverging."""
         if any(r.cross_replica or r.kind == READ_CHECKPOINT for r in site.reads):
             return False
-        return ctx.holder(site) is None
+        return not ctx.held(site)
 
     @staticmethod
     def _metric_outcome(ctx: RuleContext, site) -> Optional[str]:
