@@ -18,8 +18,9 @@ from ..model import tfapi
 from ..model.contexts import (IN_STRATEGY, NO_STRATEGY, UNKNOWN, At, Context, Note, Pair,
                               Placed, Strategy, describe_creator, describe_strategy,
                               unread_creator)
-from ..model.facts import (QNAME, SOURCE_INPUT, SOURCE_RANDOM, SOURCE_REPLICA_ID, SOURCE_STATE,
-                           TEST_IF, Argument, CreationCall, FileModel, ObjectUse, Span)
+from ..model.facts import (BOUND_NAMES, BOUND_PARAM, QNAME, SOURCE_INPUT, SOURCE_RANDOM,
+                           SOURCE_REPLICA_ID, SOURCE_STATE, TEST_IF, Argument, Bound,
+                           CreationCall, FileModel, ObjectUse, Span)
 from ..model.project import LinkedFile
 from ..model.usage import CONSTANT, PYTHON_NUMBER, REPLICA_INVARIANT
 from ..model.variables import Setting, VariableSite, family_evidence
@@ -309,6 +310,26 @@ class RuleContext:
     def creation_contexts(self, bound, path: str) -> FrozenSet[Context]:
         """The strategy contexts where the object a call makes was made."""
         return self.project.usage.creation_contexts(bound, path)
+
+    def handed_in(self, bound: Bound, path: str, function: Optional[str]
+                  ) -> Optional[List[Tuple[Bound, str, At]]]:
+        """For `bound`, a parameter of `function` (the code at hand), what each call of
+        `function` passes for it and where that call is made, as (the argument, its file,
+        the call's place): an object handed in by one call is used in the context that
+        call gives, not in every caller's. None where `bound` is no such parameter or a
+        call is one the model does not place (a construction, `partial`, `strategy.run`)."""
+        if bound.kind == BOUND_NAMES and len(bound.options) == 1:
+            bound = bound.options[0]
+        if bound.kind != BOUND_PARAM or function is None or bound.qname != function or \
+                not bound.attr:
+            return None
+        found: List[Tuple[Bound, str, At]] = []
+        for passed, passed_path, edge in self.project.objects.arguments_with_calls(
+                function, bound.attr):
+            if edge is None:
+                return None
+            found.append((passed, passed_path, (passed_path, edge.caller, edge.scopes)))
+        return found
 
     def held(self, site: VariableSite) -> bool:
         """Whether anything keeps a variable where a checkpoint or SavedModel reaches it."""

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Iterator, List, Optional, Set, Tuple
+from typing import Any, Iterator, List, Optional, Set, Tuple
 
 from ..findings import UNSAFE, Edit, Finding, Fix
 from ..model import tfapi
@@ -622,7 +622,7 @@ class CreatedOutsideStrategyScope(Rule):
                     continue
             for keyword, bound in handed:
                 outer = _outer_call(bound)
-                for obj in ctx.constructions(bound, fm.path):
+                for obj, used_at in self._handed(ctx, bound, use):
                     family, kind, cls = object_kind(str(obj.key), ctx)
                     if kind not in (tfapi.OPTIMIZER, tfapi.METRIC) or \
                             (not keyword and kind != tfapi.OPTIMIZER) or obj.origin is None:
@@ -668,6 +668,19 @@ class CreatedOutsideStrategyScope(Rule):
                         severity,
                         _move_into_scope(ctx, place_bound, use) if place_path == fm.path
                         else None)
+
+    @staticmethod
+    def _handed(ctx: RuleContext, bound: Bound, use) -> List[Tuple[Any, tuple]]:
+        """The objects `bound` may be at `use`, each with where it is used: at the use,
+        or -- for a parameter of the using function, where no scope there decides -- at
+        the call that hands that object in (two callers, two objects, two contexts)."""
+        used_at = (ctx.path, use.function, use.scopes)
+        calls = None if ctx.scope_context(ctx.path, use.scopes) is not None else \
+            ctx.handed_in(bound, ctx.path, use.function)
+        if calls is None:
+            return [(obj, used_at) for obj in ctx.constructions(bound, ctx.path)]
+        return [(obj, at) for passed, path, at in calls
+                for obj in ctx.constructions(passed, path)]
 
     @staticmethod
     def _pairs(ctx: RuleContext, made_at, used_at, replica: Placed, scoped: bool) -> List[Pair]:
