@@ -199,10 +199,11 @@ class ScopeEntry:
     # tf.distribute.TPUStrategy):` the receiver is one of those classes. A test inside the
     # `with` block is a copy of the entry with the test added, opened where the branch is.
     narrowed: Tuple[Tuple[Tuple[Bound, ...], bool], ...] = ()
-    # The statements before the `with` in its block, nearest last; where its body's first
-    # statement starts, on a line of its own (else None); the names its items read.
+    # The statements before the `with` in its block, nearest last; the line of its body's
+    # first statement, on a line of its own, and that line's indentation as written (else
+    # None); the names its items read.
     preceding: Tuple[Preceding, ...] = ()
-    body: Optional[Tuple[int, int]] = None
+    body: Optional[Tuple[int, str]] = None
     item_reads: Tuple[str, ...] = ()
     # The statements of the `with` block, outermost only, in order: where a fix may add a
     # statement to the block (a statement's span starts at its first token).

@@ -71,12 +71,11 @@ def _move_into_scope(ctx: RuleContext, call: Bound, use) -> Optional[Fix]:
     for between in preceding[k + 1:]:
         if name in between.reads or name in between.binds or reads & set(between.binds):
             return None
-    line, column = entry.body
+    line, prefix = entry.body
     lines = moved.text.splitlines()
     indent = min(len(t) - len(t.lstrip()) for t in lines if t.strip())
     newline = fm.newline  # (the file's own: a CRLF file is fixed as its LF twin is)
-    text = "".join(" " * column + t[indent:] + newline if t.strip() else newline
-                   for t in lines)
+    text = "".join(prefix + t[indent:] + newline if t.strip() else newline for t in lines)
     return Fix(UNSAFE, f"Move `{name} = ...` into `with {entry.text}.scope():`",
                (Edit(moved.line, 1, moved.end_line + 1, 1, ""), Edit(line, 1, line, 1, text)))
 

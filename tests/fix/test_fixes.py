@@ -383,3 +383,20 @@ def test_rounds_and_trials_link_once_and_replace_only_the_files_they_change(monk
     # files replaced since the check before (the files do not read each other).
     for number, paths_ in enumerate([list(kept[0])] + changed, start=fixes.TRACK_FROM):
         assert sorted(p for n, p in ruled if n == number) == sorted(paths_)
+
+
+def test_a_creation_moved_into_a_tab_indented_scope_keeps_its_tabs():
+    """TFS108's move writes the block's own indentation (found by the fuzzer: a tab
+    block got one space, which does not parse), on lines Python numbers as it does
+    (a form feed before the statement does not shift them)."""
+    source = ("import tensorflow as tf\n\x0c\n"
+              "strategy = tf.distribute.MirroredStrategy()\n"
+              "model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])\n"
+              "with strategy.scope():\n"
+              "\tmodel.compile(optimizer='adam', loss='mse')\n"
+              "model.fit([[1., 2.]], [[1.]])\n")
+    fixed = fix_source(source, "train.py", unsafe=True)
+    assert fixed.split("\n")[3:6] == [
+        "with strategy.scope():",
+        "\tmodel = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])",
+        "\tmodel.compile(optimizer='adam', loss='mse')"]

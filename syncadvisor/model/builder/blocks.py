@@ -17,15 +17,15 @@ _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers")
 
 
 def block_facts(w: Walk, node: ast.With
-                ) -> Tuple[Tuple[Preceding, ...], Optional[Tuple[int, int]], Tuple[str, ...]]:
+                ) -> Tuple[Tuple[Preceding, ...], Optional[Tuple[int, str]], Tuple[str, ...]]:
     """(`ScopeEntry.preceding`, `.body`, `.item_reads`) for the `with` statement `node`."""
     statements, index = _block_of(w, node)
     preceding = tuple(_preceding(w, s) for s in statements[max(0, index - _MAX_PRECEDING):index])
     first = node.body[0]
     body = None
     if first.lineno > node.lineno and _alone(w, first):
-        span = w.span(first)
-        body = (span.line, span.column)
+        text = _lines(w)[first.lineno - 1]
+        body = (first.lineno, text[:len(text) - len(text.lstrip())])  # (tabs stay tabs)
     reads: Set[str] = set()
     for item in node.items:
         reads.update(_names(item)[1])
@@ -85,8 +85,12 @@ def _alone(w: Walk, statement: ast.stmt) -> bool:
 
 
 def _lines(w: Walk) -> List[str]:
+    """The source's lines as Python numbers them (`str.splitlines` also breaks at form
+    feeds and other separators, which would shift every line after one)."""
     if w.lines is None:
-        w.lines = w.text.splitlines()
+        text, starts = w.text, w.starts
+        ends = starts[1:] + [len(text)]
+        w.lines = [text[a:b].rstrip("\r\n") for a, b in zip(starts, ends)]
     return w.lines
 
 
