@@ -95,7 +95,7 @@ class Verdict:
     where: str  # e.g. "under MirroredStrategy `strategy` (line 5)"
 
 
-def _runs_it(via: Optional[Tuple[str, Span, str]], here: str, note: Optional[Note]) -> str:
+def runs_it(via: Optional[Tuple[str, Span, str]], here: str, note: Optional[Note]) -> str:
     """", when `train(...)` at line 40 runs it": the call a claim's path goes through."""
     if via is None:
         return ""
@@ -144,7 +144,7 @@ def judge(contexts: Sequence[Context], fails_under: Sequence[str], here: str,
                              f"the choice first")
             elif failing and failing == kinds:
                 certain.append("under " + describe_strategy(ctx.strategy, here, note) +
-                               _runs_it(paths.get(ctx) if paths else None, here, note))
+                               runs_it(paths.get(ctx) if paths else None, here, note))
             elif failing or tfapi.ANY_STRATEGY in kinds:
                 maybe.append(f"if {describe_strategy(ctx.strategy, here, note)} is a "
                              f"{_kinds_phrase([k for k in fails_under])}")

@@ -8,7 +8,7 @@ from ..model.contexts import (IN_STRATEGY, NO_STRATEGY, UNKNOWN, Context, Pair, 
                               Strategy, paired)
 from ..model.usage import REPLICA
 from ..model.facts import BOUND_CALL, BOUND_NAMES, Bound, Span
-from .base import ERROR, WARNING, Expect, Invalid, Rule, RuleContext, snippet
+from .base import ERROR, WARNING, Expect, Invalid, Rule, RuleContext, runs_it, snippet
 from .keras_objects import makes_slots, model_family, object_kind
 
 
@@ -824,7 +824,4 @@ def _raising(pairs: List[Pair], raises) -> Optional[Pair]:
 
 def _when(ctx: RuleContext, via) -> str:
     """", when `train(...)` at line 40 runs it": the call a claim's path goes through."""
-    if via is None:
-        return ""
-    path, span, callee = via
-    return f", when {ctx.at(f'`{callee}(...)`', path, span)} runs it"
+    return runs_it(via, ctx.path, ctx.note)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import ast
 from typing import List, Optional, Tuple
 
-from ..facts import BOUND_QNAME, Bound, ScopeEntry
+from ...records import replace
+from ..facts import BOUND_QNAME, Bound
 from .state import Walk
 from .syntax import dotted_parts
 
@@ -54,11 +55,8 @@ def enter_branch(w: Walk, narrowing: Narrowing, passes: bool) -> int:
     for i in reversed(fn.scopes):
         entry = scopes[i]
         if entry.creator == -1 and entry.text == text:
-            copy = ScopeEntry(entry.receivers, entry.text, entry.span, entry.function,
-                              entry.creator, entry.narrowed + ((classes, positive == passes),),
-                              entry.preceding, entry.body, entry.item_reads,
-                              statements=entry.statements)
-            scopes.append(copy)
+            scopes.append(replace(entry, narrowed=entry.narrowed + ((classes,
+                                                                     positive == passes),)))
             fn.scopes.append(len(scopes) - 1)
             return 1
     return 0
